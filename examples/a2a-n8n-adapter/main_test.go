@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/candorkit/candor/a2a"
+)
+
+const token = "tok-adapter-7b1e-secret"
+
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "a2a-n8n-adapter")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestHelpDocumentsEveryVariable(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(t.Context(), []string{"-h"}, func(string) (string, bool) { return "", false }, &out, &errOut); code != 0 {
+		t.Fatalf("-h exit %d: %s", code, errOut.String())
+	}
+	for _, v := range a2a.EnvVars() {
+		if !strings.Contains(out.String(), v.Name) || !strings.Contains(out.String(), v.Description) {
+			t.Errorf("-h does not document %s", v.Name)
+		}
+	}
+}
+
+func TestBadConfigurationNamesEveryVariable(t *testing.T) {
+	var out, errOut bytes.Buffer
+	env := map[string]string{"ADAPTER_WEBHOOK_URL": "not a url", "ADAPTER_TASK_TTL": "later"}
+	code := run(t.Context(), nil, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &out, &errOut)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	for _, name := range []string{"ADAPTER_AGENT_NAME", "ADAPTER_PUBLIC_URL", "ADAPTER_WEBHOOK_URL", "ADAPTER_TASK_TTL"} {
+		if !strings.Contains(errOut.String(), name) {
+			t.Errorf("the error does not name %s: %s", name, errOut.String())
+		}
+	}
+	if strings.Count(errOut.String(), "\n") != 1 {
+		t.Errorf("want one message, got %q", errOut.String())
+	}
+}
+
+// syncBuffer collects the child's stderr while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServeAndGracefulShutdown runs the real binary: it answers, and SIGTERM
+// lets a question in flight finish before the process exits 0.
+func TestServeAndGracefulShutdown(t *testing.T) {
+	bin := buildBinary(t)
+
+	arrived, release := make(chan http.Header, 4), make(chan struct{})
+	var slow sync.Once
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		arrived <- r.Header.Clone()
+		if strings.Contains(string(body), "slow") {
+			<-release
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"answer":"7305 in stock","escalate":false}`)
+	}))
+	defer hook.Close()
+	defer slow.Do(func() { close(release) })
+
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(),
+		"ADAPTER_AGENT_NAME=Stock agent", "ADAPTER_AGENT_DESCRIPTION=Answers stock questions",
+		"ADAPTER_SKILL_ID=stock-level", "ADAPTER_SKILL_NAME=Stock level", "ADAPTER_SKILL_DESCRIPTION=Units in stock",
+		"ADAPTER_WEBHOOK_URL="+hook.URL+"/webhook/stock", "ADAPTER_PUBLIC_URL=http://127.0.0.1:1/a2a",
+		"ADAPTER_LISTEN_ADDR=127.0.0.1:0")
+	pr, pw := io.Pipe()
+	var logs syncBuffer
+	cmd.Stderr = io.MultiWriter(pw, &logs)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait(); pw.Close() }()
+	defer func() { _ = cmd.Process.Kill() }()
+
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			var line struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "a2a adapter listening" {
+				addr <- line.Addr
+			}
+		}
+	}()
+	var endpoint string
+	select {
+	case a := <-addr:
+		endpoint = "http://" + a + "/a2a"
+	case err := <-exited:
+		t.Fatalf("the adapter exited: %v\n%s", err, logs.String())
+	}
+
+	send := func(text string) (string, error) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-` + text +
+			`","role":"ROLE_USER","parts":[{"text":"` + text + `"}]}}}`
+		req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
+		req.Header.Set("A2A-Version", "1.0")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return string(b), err
+	}
+	out, err := send("fast")
+	if err != nil || !strings.Contains(out, `"state":"TASK_STATE_COMPLETED"`) || !strings.Contains(out, "7305 in stock") {
+		t.Fatalf("SendMessage = %s, %v", out, err)
+	}
+	if h := <-arrived; h.Get("X-Subject-Token") != token {
+		t.Fatalf("X-Subject-Token = %q", h.Get("X-Subject-Token"))
+	}
+
+	// A question in flight when SIGTERM arrives still gets its answer.
+	answered := make(chan string, 1)
+	go func() {
+		out, err := send("slow")
+		if err != nil {
+			out = "error: " + err.Error()
+		}
+		answered <- out
+	}()
+	<-arrived
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the adapter has begun shutting down before releasing the webhook.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "shutting down") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no shutdown log: %s", logs.String())
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("exited before the answer: %v", err)
+		case <-time.After(10 * time.Millisecond): // polling the child's log output
+		}
+	}
+	slow.Do(func() { close(release) })
+	if out := <-answered; !strings.Contains(out, `"state":"TASK_STATE_COMPLETED"`) {
+		t.Fatalf("the question in flight got %s", out)
+	}
+	if err := <-exited; err != nil {
+		t.Fatalf("exit: %v\n%s", err, logs.String())
+	}
+	if !strings.Contains(logs.String(), `"msg":"stopped"`) {
+		t.Fatalf("logs: %s", logs.String())
+	}
+	if strings.Contains(logs.String(), token) {
+		t.Fatalf("the token is in the logs: %s", logs.String())
+	}
+}
