@@ -1,0 +1,5 @@
+package tokenexchange_test
+
+import "runtime"
+
+func runtimeGosched() { runtime.Gosched() }
