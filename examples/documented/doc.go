@@ -1,0 +1,103 @@
+// Command documented is the documented-approval agent: it answers one fixed
+// question, "Where can I export CSV in Reporting?", only with a passage that
+// supports it, freezes the backlog item it proposes, stops for a person, and
+// applies that person's approval exactly once, in another process.
+//
+// Usage (from the repository root):
+//
+//	go run ./examples/documented run    [-dir DIR] [-invalid-evidence] [-live [-ollama-url URL] [-ollama-model MODEL]]
+//	go run ./examples/documented resume [-dir DIR] [-by NAME] [-comment TEXT] approve|reject
+//	go run ./examples/documented show   [-dir DIR]
+//
+// Flags may come before or after resume's verdict; -v logs the stores'
+// operations to stderr.
+//
+// # run
+//
+// run prints the profile line first, then:
+//
+//  1. builds the retrieval index (package retrieval, a SQLite file) over a
+//     built-in corpus: ACME-EXPORT, the passage that says where CSV export
+//     lives in Reporting; four decoys that talk about CSV export too (one
+//     expired, one not yet valid, one inadmissible, one in another scope);
+//     and two unrelated passages. With the controlled profile
+//     ("Profile=fixture; controlled dense vectors and answer; no model
+//     qualification") every chunk has a two-dimension vector: ACME-EXPORT and
+//     the four decoys at (1,0), the rest at (0,1). The decoys sit exactly on
+//     the query, so only the policy keeps them out, and run checks that it
+//     did (each refused for its own reason, none among the hits);
+//  2. searches with the query (1,0) as of 2026-03-02 in scope "course";
+//  3. validates the controlled answer, one exact quote from ACME-EXPORT#0,
+//     with retrieval.AnswerGate; the accepted answer text is rebuilt from
+//     the (chunk, quote) pair;
+//  4. builds a BacklogDraft (Title "Review Reporting CSV export", Type
+//     "Question", Priority "medium", Area "Reporting", Summary the accepted
+//     answer text, Links empty), validates it, and registers it under a new
+//     operation id ("documented-" and a UUIDv7) in the approval store
+//     (package approval), which keeps it as canonical JSON;
+//  5. writes evidence.json, a diagnostic copy of the question, hits,
+//     evidence and draft that nothing ever reads back, and the waiting
+//     receipt (approval.WaitingReceipt, graph version "documented/1");
+//  6. prints the operation id and the commands that decide it, and exits.
+//
+// -invalid-evidence cites chunk INVENTED#0 instead: the gate refuses it and
+// run exits with status 1 before anything is registered. -live embeds the
+// corpus and the question with Ollama's POST /api/embed instead of the
+// controlled vectors (base URL: -ollama-url, else $CANDOR_OLLAMA_URL, else
+// http://127.0.0.1:11434; model: -ollama-model, else $CANDOR_OLLAMA_MODEL,
+// else nomic-embed-text; -ollama-timeout bounds each call, 60s by default)
+// and prints a "Profile=live" line instead; if Ollama fails, run fails with
+// the embedder's error and never falls back to the controlled vectors. The
+// answer stays the controlled one: no model writes it.
+//
+// run refuses to start while the operation of the receipt in DIR still waits
+// for a decision, so a pending request is never stranded.
+//
+// # resume
+//
+// resume is meant to run in a new process. It reads the receipt, has
+// approval.Store.Resume check that this store issued it for graph version
+// "documented/1", records the decision (decided by -by, default the login
+// name), and on approval runs approval.Store.Apply with an effect that
+// writes one row into the ApprovedBacklogItems table, in the same SQLite
+// transaction as the approval's own item, from the draft as stored (never
+// from evidence.json or from memory). It prints the stored state: status,
+// decision, item id, backlog row, the draft as stored and the number of
+// ApprovedBacklogItems rows. Repeating the same decision is harmless and
+// writes nothing; a different decision is refused with the standing one
+// (exit status 1) and changes nothing.
+//
+// # show
+//
+// show prints every stored operation, the receipt and the number of
+// ApprovedBacklogItems rows, after checking that every completed operation
+// has exactly one row holding its approved draft and no other operation has
+// any.
+//
+// # Data directory
+//
+// DIR is -dir, else $CANDOR_DOCUMENTED_DIR, else "candor/documented" under
+// the user cache directory (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on
+// Linux, ~/Library/Caches on macOS). It holds index.db (the retrieval
+// index), approvals.db (the approval store and the ApprovedBacklogItems
+// table), evidence.json and receipt.json.
+//
+// # Failures
+//
+// Exit status 0: the command did what it printed. Exit status 2: the
+// command line is wrong (the usage is printed). Exit status 1: anything
+// else, with one line on stderr that says what, for example:
+//
+//   - the gate refused the evidence (retrieval.ErrRejected, each rule and
+//     chunk named); nothing was registered;
+//   - -live could not embed (retrieval.ErrEmbed with the HTTP status or
+//     transport error); nothing was registered;
+//   - an earlier proposal is still waiting; decide it first;
+//   - resume without a receipt or store, a receipt from another graph
+//     version (approval.ErrGraphVersionMismatch) or one the store never
+//     issued (approval.ErrUnknownReceipt);
+//   - a decision that contradicts the standing one
+//     (approval.ErrAlreadyDecided; the stored state is printed unchanged);
+//   - stored rows that contradict the approval store (an item row missing,
+//     duplicated or holding another draft).
+package main
