@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// maxDiscoveryBytes bounds the discovery document read from the issuer.
+const maxDiscoveryBytes = 256 << 10
+
+// discoverTokenURL reads the token endpoint from the issuer's OpenID
+// discovery document. The issuer must be https (plain http only on
+// loopback), the document's issuer must equal it (OpenID Connect Discovery
+// §4.3), and no redirect is followed.
+func discoverTokenURL(ctx context.Context, issuer string) (string, error) {
+	issuer = strings.TrimSuffix(issuer, "/")
+	u, err := url.Parse(issuer)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname()))) {
+		return "", fmt.Errorf("issuer %q must be an absolute https URL (plain http only on loopback)", issuer)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, issuer+"/.well-known/openid-configuration", nil)
+	if err != nil {
+		return "", fmt.Errorf("discovery at %s: %w", issuer, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("discovery at %s: %w", issuer, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDiscoveryBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("discovery at %s: reading the document: %w", issuer, err)
+	}
+	switch {
+	case resp.StatusCode != http.StatusOK:
+		return "", fmt.Errorf("discovery at %s: HTTP %d", issuer, resp.StatusCode)
+	case len(body) > maxDiscoveryBytes:
+		return "", fmt.Errorf("discovery at %s: document larger than %d bytes", issuer, maxDiscoveryBytes)
+	}
+	var doc struct {
+		Issuer        string `json:"issuer"`
+		TokenEndpoint string `json:"token_endpoint"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return "", fmt.Errorf("discovery at %s: the document is not JSON: %w", issuer, err)
+	}
+	if strings.TrimSuffix(doc.Issuer, "/") != issuer {
+		return "", fmt.Errorf("discovery at %s: the document names issuer %q", issuer, doc.Issuer)
+	}
+	if doc.TokenEndpoint == "" {
+		return "", fmt.Errorf("discovery at %s: no token_endpoint", issuer)
+	}
+	return doc.TokenEndpoint, nil
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
