@@ -11,7 +11,8 @@ type Question struct {
 	// Text is the user's text: the message's text parts joined by newlines.
 	Text string
 	// Token is the caller's bearer token, without the "Bearer " prefix. It is
-	// never empty: the Server refuses a request without one before asking.
+	// never empty: the Server refuses a request without one before asking
+	// (or, with WithNoIdentityTasks, fails its task without asking).
 	// String, GoString and LogValue redact it.
 	Token string
 	// TaskID and ContextID identify the A2A task the answer belongs to.

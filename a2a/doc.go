@@ -17,7 +17,10 @@
 //
 // Every call needs "Authorization: Bearer <token>"; the token reaches the
 // backend in Question.Token and nowhere else, and its SHA-256 fingerprint
-// owns the task, so one caller never reads another's tasks. Tasks live in a
+// owns the task, so one caller never reads another's tasks. The one
+// exception is opt-in: with WithNoIdentityTasks, a message without a token
+// becomes a task that fails "no identity" without asking the backend, which
+// only a tokenless GetTask naming its id reads afterwards. Tasks live in a
 // bounded Store (idle TTL plus a least-recently-used bound on finished tasks,
 // see Store) so GetTask and ListTasks work after SendMessage. No task is
 // cancelable: a question handed to a workflow cannot be withdrawn, so
@@ -51,6 +54,11 @@
 //   - "too_large": a body over the bound (errors.Is(err, ErrTooLarge)).
 //   - "unreachable": no reply at all: connection, TLS verification or
 //     timeout (errors.As(err, **WebhookError)).
+//   - "no_identity": the request carried no bearer token, so the backend was
+//     not asked (errors.Is(err, ErrNoToken)); the status message is "no
+//     identity: the request carried no bearer token". Only with
+//     WithNoIdentityTasks; Webhook.Ask also fails so for a Question without
+//     a token.
 //   - "invalid_outcome": a Backend returned something that is neither a
 //     proper Answer nor a proper Fail, or panicked (errors.Is(err, ErrInvalidOutcome)).
 //   - "backend": any other cause given to Fail by a custom Backend.
@@ -58,7 +66,8 @@
 // Reply failures carry a *ReplyError holding the status, header and body as
 // received. Configuration problems are one *ConfigError naming every bad
 // variable. Requests refused before a task exists get JSON-RPC errors:
-// -31401 without a bearer token, -32005 for a message without text,
+// -31401 without a bearer token (with WithNoIdentityTasks, only for methods
+// other than SendMessage and GetTask), -32005 for a message without text,
 // -32602 for blank text, -32009 for an unsupported version.
 //
 // # Card note

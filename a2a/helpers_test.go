@@ -132,13 +132,17 @@ func startWebhookFacade(t testing.TB, hookURL string, opts ...a2a.Option) *facad
 	})
 }
 
-// bearer adds an Authorization header to every request.
+// bearer adds an Authorization header to every request; an empty token
+// sends none.
 type bearer struct {
 	token string
 	next  http.RoundTripper
 }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.token == "" {
+		return b.next.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.next.RoundTrip(r)

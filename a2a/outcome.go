@@ -69,7 +69,8 @@ var (
 	// ErrInvalidOutcome: a Backend returned an Outcome that is neither a
 	// proper Answer nor a proper Fail.
 	ErrInvalidOutcome = errors.New("a2a: the backend returned an invalid outcome")
-	// ErrNoToken: the request carried no bearer token, so nothing was asked.
+	// ErrNoToken: the request carried no bearer token, so nothing was asked
+	// (failure "no_identity").
 	ErrNoToken = errors.New("a2a: no bearer token")
 )
 

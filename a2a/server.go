@@ -53,7 +53,9 @@ const (
 //
 // Every JSON-RPC call needs "Authorization: Bearer <token>" (else -31401
 // Unauthenticated); the token is handed to the Backend in Question.Token and
-// its SHA-256 fingerprint owns the task. Streaming methods answer -32004
+// its SHA-256 fingerprint owns the task. WithNoIdentityTasks makes a
+// message without a token a failed task instead of a refusal (the Backend is
+// still not asked). Streaming methods answer -32004
 // UnsupportedOperation and push-notification methods -32003, as the card
 // declares neither capability.
 type Server struct {
@@ -73,6 +75,7 @@ type serverConfig struct {
 	maxRequest    int64
 	maxConcurrent int
 	answerTimeout time.Duration
+	noIdentity    bool
 }
 
 // Option configures a Server.
@@ -93,6 +96,28 @@ func WithMaxConcurrent(n int) Option { return func(c *serverConfig) { c.maxConcu
 
 // WithAnswerTimeout bounds each Backend.Ask (DefaultAnswerTimeout otherwise).
 func WithAnswerTimeout(d time.Duration) Option { return func(c *serverConfig) { c.answerTimeout = d } }
+
+// WithNoIdentityTasks answers a message sent without a bearer token with a
+// task instead of the -31401 refusal, for agents whose callers expect every
+// question to end in a task: SendMessage (0.3 message/send) without a token
+// creates a task that fails with the status message "no identity: the request
+// carried no bearer token" and status metadata failure "no_identity"; the
+// Backend is never called. The message is otherwise checked as usual (text
+// parts, no push configuration), so a malformed one is still refused.
+//
+// Such tasks belong to one shared owner, "no identity", which no bearer
+// token's fingerprint can equal: no caller with a token ever reads or lists
+// them. Without a token, GetTask (tasks/get) reads a task of that owner by
+// its id, so that a caller who sent with returnImmediately can see the final
+// state; the id, a random UUID, is the only key. ListTasks and CancelTask
+// (tasks/list, tasks/cancel) and every other method without a token keep
+// answering -31401, so no one can enumerate the questions of tokenless
+// callers. These tasks live in the same Store, under the same bounds (TTL and
+// least-recently-used eviction of finished tasks) as every other task.
+//
+// Without this option a call without a token is refused with -31401 before
+// any task exists.
+func WithNoIdentityTasks() Option { return func(c *serverConfig) { c.noIdentity = true } }
 
 // NewServer returns a Server for agent, answering with backend.
 func NewServer(agent Agent, backend Backend, opts ...Option) (*Server, error) {
@@ -125,7 +150,7 @@ func NewServer(agent Agent, backend Backend, opts ...Option) (*Server, error) {
 		&executor{backend: backend, log: cfg.log, timeout: cfg.answerTimeout},
 		a2asrv.WithTaskStore(cfg.store),
 		a2asrv.WithCapabilityChecks(&caps),
-		a2asrv.WithCallInterceptors(callerInterceptor{}),
+		a2asrv.WithCallInterceptors(callerInterceptor{noIdentity: cfg.noIdentity}),
 		a2asrv.WithConcurrencyConfig(limiter.ConcurrencyConfig{MaxExecutions: cfg.maxConcurrent}),
 		a2asrv.WithLogger(cfg.log),
 	)
@@ -291,19 +316,32 @@ func acceptsText(modes []string) bool {
 	return false
 }
 
-// callerInterceptor refuses calls without a bearer token, makes the token's
-// fingerprint the call's user (the task store's owner), and refuses messages
-// the agent cannot answer before any task is created.
+// noIdentityOwner owns the tasks made for tokenless messages under
+// WithNoIdentityTasks. A fingerprint always starts with "bearer-sha256:", so
+// no caller with a token is this owner.
+const noIdentityOwner = "no identity"
+
+// noIdentityText is the status message of a task made without a token.
+const noIdentityText = "no identity: the request carried no bearer token"
+
+// callerInterceptor refuses calls without a bearer token (except, with
+// noIdentity, SendMessage and GetTask, whose user is then the unauthenticated
+// noIdentityOwner), makes the token's fingerprint the call's user (the task
+// store's owner), and refuses messages the agent cannot answer before any
+// task is created.
 type callerInterceptor struct {
 	a2asrv.PassthroughCallInterceptor
+	noIdentity bool
 }
 
-func (callerInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a2asrv.Request) (context.Context, any, error) {
-	tok, ok := bearerToken(cc.ServiceParams())
-	if !ok {
+func (c callerInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a2asrv.Request) (context.Context, any, error) {
+	if tok, ok := bearerToken(cc.ServiceParams()); ok {
+		cc.User = a2asrv.NewAuthenticatedUser(fingerprint(tok), nil)
+	} else if c.noIdentity && tokenlessAllowed(req.Payload) {
+		cc.User = &a2asrv.User{Name: noIdentityOwner, Authenticated: false}
+	} else {
 		return ctx, nil, a2apb.NewError(a2apb.ErrUnauthenticated, "an Authorization: Bearer token is required")
 	}
-	cc.User = a2asrv.NewAuthenticatedUser(fingerprint(tok), nil)
 	if p, isSend := req.Payload.(*a2apb.SendMessageRequest); isSend && p != nil && p.Message != nil {
 		if p.Config != nil && p.Config.PushConfig != nil {
 			return ctx, nil, a2apb.NewError(a2apb.ErrPushNotificationNotSupported, "push notifications are not supported by this agent")
@@ -320,6 +358,17 @@ func (callerInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req
 		}
 	}
 	return ctx, nil, nil
+}
+
+// tokenlessAllowed reports whether a call without a token may go on under
+// WithNoIdentityTasks: sending a message (which then fails "no identity") and
+// reading one such task by id.
+func tokenlessAllowed(payload any) bool {
+	switch payload.(type) {
+	case *a2apb.SendMessageRequest, *a2apb.GetTaskRequest:
+		return true
+	}
+	return false
 }
 
 // executor turns one message into one Backend.Ask and the Outcome into task events.
@@ -342,9 +391,14 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			return
 		}
 		text, _ := textOf(ec.Message)
-		tok, _ := bearerToken(ec.ServiceParams)
+		tok, hasToken := bearerToken(ec.ServiceParams)
 		q := Question{Text: text, Token: tok, TaskID: string(ec.TaskID), ContextID: ec.ContextID}
-		out := x.ask(ctx, q)
+		var out Outcome
+		if hasToken {
+			out = x.ask(ctx, q)
+		} else { // only reached with WithNoIdentityTasks: nothing is asked
+			out = Fail(noIdentityText, ErrNoToken)
+		}
 		if out.State == Completed {
 			x.log.InfoContext(ctx, "a2a task completed", "question", q)
 		} else {
@@ -419,7 +473,7 @@ func failureKind(err error) string {
 	case errors.Is(err, ErrTooLarge):
 		return "too_large"
 	case errors.Is(err, ErrNoToken):
-		return "no_token"
+		return "no_identity"
 	case errors.Is(err, ErrInvalidOutcome):
 		return "invalid_outcome"
 	case errors.As(err, &we):

@@ -36,7 +36,10 @@ const (
 //
 // Each task belongs to the caller that created it (a fingerprint of its
 // bearer token, set by the Server): Get and List never show a task to another
-// caller, which sees TaskNotFound. Tasks are copied in and out, so callers
+// caller, which sees TaskNotFound. Tasks made for messages without a token
+// (WithNoIdentityTasks) all belong to one "no identity" owner that no token's
+// fingerprint equals, so no caller with a token sees them; they count
+// against the same bounds. Tasks are copied in and out, so callers
 // cannot alter stored state.
 type Store struct {
 	mu      sync.Mutex
@@ -94,10 +97,18 @@ func (s *Store) Len() int {
 	return len(s.byID)
 }
 
-// ownerFrom is the caller identity the Server attaches to the call context.
+// ownerFrom is the caller identity the Server attaches to the call context:
+// the token's fingerprint, or noIdentityOwner for a tokenless call the
+// Server let through (WithNoIdentityTasks).
 func ownerFrom(ctx context.Context) string {
-	if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.User != nil && cc.User.Authenticated {
+	cc, ok := a2asrv.CallContextFrom(ctx)
+	switch {
+	case !ok || cc.User == nil:
+		return ""
+	case cc.User.Authenticated:
 		return cc.User.Name
+	case cc.User.Name == noIdentityOwner:
+		return noIdentityOwner
 	}
 	return ""
 }

@@ -48,7 +48,11 @@ func startAgent(addr string, backend a2a.Backend, threshold int, log *slog.Logge
 		host = "127.0.0.1" // a card needs an address callers can dial
 	}
 	base := "http://" + net.JoinHostPort(host, strconv.Itoa(tcp.Port))
-	srv, err := a2a.NewServer(check.Agent(base+endpointPath, threshold), backend, a2a.WithLogger(log))
+	// A question without a token is a task that fails "no identity" (the
+	// backend, hence the provider and the catalog, is never asked), not a
+	// bare JSON-RPC refusal.
+	srv, err := a2a.NewServer(check.Agent(base+endpointPath, threshold), backend,
+		a2a.WithLogger(log), a2a.WithNoIdentityTasks())
 	if err != nil {
 		ln.Close()
 		return nil, err

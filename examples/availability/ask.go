@@ -37,13 +37,17 @@ type answer struct {
 	Err      error  // the call itself failed (no task)
 }
 
-// bearer puts the caller's token on every request of the A2A client.
+// bearer puts the caller's token on every request of the A2A client; with
+// no token it sends no Authorization header.
 type bearer struct {
 	token string
 	next  http.RoundTripper
 }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.token == "" {
+		return b.next.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.next.RoundTrip(r)

@@ -62,10 +62,13 @@
 // Only a catalog product above the threshold completes a task. No product
 // code, several codes, an unknown product (the catalog's isError 404) and a
 // stock at or below the threshold are decided escalations (task failed,
-// status metadata failure "escalated"). A question without a bearer token is
-// refused before any task exists (JSON-RPC -31401) and reaches neither the
-// provider nor the catalog; a token the provider refuses in the exchange
-// fails the task with "no identity: …" and the catalog is never called. Any
+// status metadata failure "escalated"). A question without a bearer token
+// is a task that fails with "no identity: the request carried no bearer
+// token" (failure "no_identity", in A2A 1.0 and 0.3 alike: the agent serves
+// with a2a.WithNoIdentityTasks); it reaches neither the provider nor the
+// catalog, and only a call without a token can read that task back by its
+// id. A token the provider refuses in the exchange fails the task with "no
+// identity: …" and the catalog is never called. Any
 // other failure (the exchange, the catalog's transport, status, JSON-RPC
 // error, another isError, a payload that is not a usable product) fails the
 // task with a one-line reason (failure "backend"), never a guess. See

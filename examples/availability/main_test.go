@@ -224,22 +224,35 @@ func TestEndToEnd(t *testing.T) {
 	}
 }
 
-// TestNoIdentity: without a token nothing is asked, exchanged or read; with a
-// token the provider refuses, the task fails "no identity" and the catalog is
-// never contacted.
+// TestNoIdentity: without a token the task fails "no identity" and nothing
+// is exchanged or read; with a token the provider refuses, the task fails
+// "no identity" and the catalog is never contacted.
 func TestNoIdentity(t *testing.T) {
 	st := startStack(t)
 	ctx := t.Context()
 
-	if _, code := send03(t, st.agent.Endpoint, "", "Peut-on promettre S10_1949 ?"); code != -31401 {
-		t.Errorf("0.3 without a token: JSON-RPC error %d, want -31401", code)
+	noToken := outcome{"failed", "no_identity", "no identity: the request carried no bearer token"}
+	if got, code := send03(t, st.agent.Endpoint, "", "Peut-on promettre S10_1949 ?"); code != 0 || got != noToken {
+		t.Errorf("0.3 without a token: %+v (JSON-RPC error %d), want %+v", got, code, noToken)
 	}
 	answers, err := askAgent(ctx, st.agent.Base, "", []string{"Peut-on promettre S10_1949 ?"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if answers[0].Err == nil || answers[0].TaskID != "" {
-		t.Errorf("1.0 without a token: %+v, want an error and no task", answers[0])
+	if a := answers[0]; a.Err != nil || a.TaskID == "" || (outcome{a.State, a.Failure, a.Text}) != noToken {
+		t.Errorf("1.0 without a token: %+v, want a task %+v", a, noToken)
+	}
+	exchanges := 0
+	for _, r := range st.emb.OP.Requests() {
+		if r.GrantType == tokenexchange.GrantTypeTokenExchange {
+			exchanges++
+		}
+	}
+	if exchanges != 0 {
+		t.Errorf("%d token-exchange requests without a token, want 0", exchanges)
+	}
+	if n := st.emb.Catalog.Requests(); n != 0 {
+		t.Errorf("%d catalog requests without a token, want 0", n)
 	}
 
 	// A token of another application, whose audience is not the agent.
