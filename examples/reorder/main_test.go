@@ -1,0 +1,752 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/candorkit/candor/approval"
+	"github.com/candorkit/candor/internal/oidctest"
+	"github.com/candorkit/candor/tokenexchange"
+)
+
+func TestMain(m *testing.M) {
+	// zitadel's OP logs every route at Info through slog.Default, as in main.
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	os.Exit(m.Run())
+}
+
+// runDay is the instant the tests' runs happen: 06:00 in Paris.
+var runDay = time.Date(2025, 6, 2, 4, 0, 0, 0, time.UTC)
+
+// result is one run of the program's logic.
+type result struct {
+	code           int
+	stdout, stderr string
+	emb            *embedded // the embedded services of the run, nil if none
+}
+
+// harness runs the program's logic in process, on loopback.
+type harness struct {
+	t     *testing.T
+	state string
+	env   map[string]string
+	now   time.Time
+	clock *stepClock
+}
+
+func newHarness(t *testing.T) *harness {
+	return &harness{t: t, state: t.TempDir(), env: map[string]string{}, now: runDay}
+}
+
+func (h *harness) run(args ...string) result {
+	h.t.Helper()
+	var out, errb bytes.Buffer
+	var res result
+	a := &app{
+		stdout: &out, stderr: &errb, now: func() time.Time { return h.now }, progName: "reorder",
+		lookup: func(k string) (string, bool) {
+			if k == envState {
+				return h.state, true
+			}
+			v, ok := h.env[k]
+			return v, ok
+		},
+		started: func(e *embedded) { res.emb = e },
+	}
+	if h.clock != nil {
+		a.clock = h.clock
+	}
+	ctx := context.Background()
+	if h.clock != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		h.clock.cancel = cancel
+	}
+	res.code = a.run(ctx, args)
+	res.stdout, res.stderr = out.String(), errb.String()
+	return res
+}
+
+// must fails the test unless the run exited with code.
+func (r result) must(t *testing.T, code int) result {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+var ticketRE = regexp.MustCompile(`approval ticket: (reorder-\d{4}-\d{2}-\d{2}-[0-9a-f]{12}) \(([^)]*)\)`)
+
+func (r result) ticket(t *testing.T) (id, status string) {
+	t.Helper()
+	m := ticketRE.FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("no approval ticket in the output:\n%s", r.stdout)
+	}
+	return m[1], m[2]
+}
+
+// s24Line is the one line the 110-product catalog gives.
+var s24Line = regexp.MustCompile(`(?m)^  S24_2000  1960 BSA Gold Star DBD34  Highway 66 Mini Classics +15 +135$`)
+
+func (h *harness) rows(id string) []reorderRow {
+	h.t.Helper()
+	rows, err := readReorders(context.Background(), filepath.Join(h.state, approvalsFile), id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return rows
+}
+
+func (h *harness) ticketState(id string) approval.State {
+	h.t.Helper()
+	s, err := approval.Open(context.Background(), filepath.Join(h.state, approvalsFile), approval.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer s.Close()
+	st, err := s.Read(context.Background(), id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return st
+}
+
+func (h *harness) tickets() []approval.State {
+	h.t.Helper()
+	s, err := approval.Open(context.Background(), filepath.Join(h.state, approvalsFile), approval.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer s.Close()
+	p, err := s.List(context.Background(), approval.Filter{Limit: approval.MaxPageSize})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return p.States
+}
+
+func TestNoMandateReadsNothing(t *testing.T) {
+	h := newHarness(t)
+	h.run("revoke").must(t, exitOK)
+	r := h.run("-once").must(t, exitOK)
+	if !strings.Contains(r.stderr, `msg="no mandate: halting before any exchange or read"`) {
+		t.Errorf("stderr lacks the no-mandate log line:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stdout, "nothing was read, no proposal") || strings.Contains(r.stdout, "scanned") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	if n := r.emb.OP.TokenRequests(); n != 0 {
+		t.Errorf("%d token endpoint requests, want 0", n)
+	}
+	if n := r.emb.Catalog.Requests(); n != 0 {
+		t.Errorf("%d MCP requests reached the catalog, want 0", n)
+	}
+	if ts := h.tickets(); len(ts) != 0 {
+		t.Errorf("%d tickets registered, want 0", len(ts))
+	}
+
+	// The same as JSON.
+	r = h.run("-once", "-json").must(t, exitOK)
+	var out struct {
+		Halted   string          `json:"halted"`
+		Proposal json.RawMessage `json:"proposal"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Halted != msgNoMandate || out.Proposal != nil {
+		t.Errorf("json %+v, %v:\n%s", out, err, r.stdout)
+	}
+	if r.emb.OP.TokenRequests() != 0 || r.emb.Catalog.Requests() != 0 {
+		t.Error("the -json run made requests")
+	}
+
+	// Marie grants it again: the next run reads.
+	h.run("grant").must(t, exitOK)
+	r = h.run("-once").must(t, exitOK)
+	if !s24Line.MatchString(r.stdout) {
+		t.Errorf("after grant:\n%s", r.stdout)
+	}
+}
+
+func TestProposalApproveAtMostOnce(t *testing.T) {
+	h := newHarness(t)
+	r := h.run("-once").must(t, exitOK)
+	for _, want := range []string{
+		"reorder run of 2025-06-02 (daily at 06:00 Europe/Paris) for marie\n",
+		"scanned 110 of 110, complete\n",
+		"1 line(s) proposed:\n",
+		"escalate: true\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if !s24Line.MatchString(r.stdout) {
+		t.Errorf("no S24_2000 line (on hand 15, propose 135):\n%s", r.stdout)
+	}
+	id, status := r.ticket(t)
+	if status != "waiting, new" || !strings.HasPrefix(id, "reorder-2025-06-02-") {
+		t.Errorf("ticket %s (%s)", id, status)
+	}
+	if want := "  approve: reorder approve " + id + "\n"; !strings.Contains(r.stdout, want) {
+		t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+	}
+	// The mandate was redeemed in two requests (refresh, then exchange),
+	// and every catalog request carried a token the provider verified for
+	// the catalog's audience.
+	reqs := r.emb.OP.Requests()
+	if len(reqs) != 2 || reqs[0].GrantType != "refresh_token" || reqs[1].GrantType != tokenexchange.GrantTypeTokenExchange {
+		t.Errorf("token requests %+v, want refresh_token then token exchange", reqs)
+	}
+	if ok, refused := r.emb.Verified(); ok == 0 || refused != 0 {
+		t.Errorf("catalog bearer checks: %d verified, %d refused", ok, refused)
+	}
+	if n := r.emb.Catalog.Calls("list-products"); n != 1 {
+		t.Errorf("list-products called %d times, want 1 (one page of 200)", n)
+	}
+	if rows := h.rows(""); len(rows) != 0 {
+		t.Fatalf("rows before any approval: %+v", rows)
+	}
+
+	// The draft the person approves is the proposal.
+	d, err := decodeDraft(h.ticketState(id).Draft)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Lines) != 1 || d.Lines[0] != (DraftLine{Code: "S24_2000", Name: "1960 BSA Gold Star DBD34", Vendor: "Highway 66 Mini Classics", OnHand: 15, Quantity: 135}) ||
+		!d.Complete || d.Scanned != 110 || d.Total != 110 || d.Subject != "marie" {
+		t.Errorf("stored draft %+v", d)
+	}
+
+	// A re-run the same day: same id, no second ticket.
+	again := h.run("-once").must(t, exitOK)
+	if id2, st := again.ticket(t); id2 != id || !strings.Contains(st, "already registered") {
+		t.Errorf("re-run ticket %s (%s), want %s already registered", id2, st, id)
+	}
+	if n := len(h.tickets()); n != 1 {
+		t.Errorf("%d tickets after a re-run the same day, want 1", n)
+	}
+
+	// Approve: one row per line.
+	a := h.run("approve", "-by", "alice", "-comment", "ok", id).must(t, exitOK)
+	if !strings.Contains(a.stdout, "applied: 1 reorders row(s) written") {
+		t.Errorf("approve:\n%s", a.stdout)
+	}
+	want := []reorderRow{{OperationID: id, Line: 1, Code: "S24_2000", Name: "1960 BSA Gold Star DBD34", Vendor: "Highway 66 Mini Classics",
+		OnHand: 15, Quantity: 135, RunDate: "2025-06-02", ApprovedBy: "alice"}}
+	checkRows := func(when string) {
+		t.Helper()
+		got := h.rows("")
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d rows, want %d: %+v", when, len(got), len(want), got)
+		}
+		for i := range got {
+			g := got[i]
+			g.ItemID, g.RecordedAt = 0, ""
+			if g != want[i] || got[i].ItemID == 0 {
+				t.Errorf("%s: row %+v, want %+v", when, got[i], want[i])
+			}
+		}
+	}
+	checkRows("after approve")
+	st := h.ticketState(id)
+	if st.Status != approval.StatusCompleted || st.ItemID == 0 {
+		t.Errorf("state after approve: %+v", st)
+	}
+
+	// Approve again, by the same person and by another: still one row.
+	a = h.run("approve", "-by", "alice", "-comment", "ok", id).must(t, exitOK)
+	if !strings.Contains(a.stdout, "already applied") {
+		t.Errorf("second approve:\n%s", a.stdout)
+	}
+	h.run("approve", "-by", "bob", id).must(t, exitOK)
+	checkRows("after approving again")
+
+	// Reject after approve: refused, nothing changes.
+	rj := h.run("reject", "-by", "bob", id).must(t, exitFail)
+	if !strings.Contains(rj.stderr, "already decided: approved by alice") {
+		t.Errorf("reject after approve:\n%s", rj.stderr)
+	}
+	checkRows("after reject")
+	st2 := h.ticketState(id)
+	if st2.Status != approval.StatusCompleted || st2.Decision.Verdict != approval.Approve || st2.Decision.DecidedBy != "alice" || st2.ItemID != st.ItemID {
+		t.Errorf("state after reject: %+v", st2)
+	}
+
+	// The completed ticket is reported as such by a later run of the day.
+	later := h.run("-once").must(t, exitOK)
+	if _, s := later.ticket(t); !strings.HasPrefix(s, "completed") || strings.Contains(later.stdout, "approve: ") {
+		t.Errorf("later run:\n%s", later.stdout)
+	}
+
+	// show prints the ticket, the decision and the rows.
+	sh := h.run("show", id).must(t, exitOK)
+	for _, w := range []string{id + ": completed", "decision: approve by alice", `("ok")`, "reorders rows (1):"} {
+		if !strings.Contains(sh.stdout, w) {
+			t.Errorf("show lacks %q:\n%s", w, sh.stdout)
+		}
+	}
+}
+
+func TestRejectThenApproveRefused(t *testing.T) {
+	h := newHarness(t)
+	id, _ := h.run("-once").must(t, exitOK).ticket(t)
+	rj := h.run("reject", "-by", "alice", id).must(t, exitOK)
+	if !strings.Contains(rj.stdout, "rejected by alice: nothing will be ordered") {
+		t.Errorf("reject:\n%s", rj.stdout)
+	}
+	ap := h.run("approve", "-by", "bob", id).must(t, exitFail)
+	if !strings.Contains(ap.stderr, "already decided: rejected by alice") {
+		t.Errorf("approve after reject:\n%s", ap.stderr)
+	}
+	if rows := h.rows(""); len(rows) != 0 {
+		t.Errorf("rows after a rejection: %+v", rows)
+	}
+	if st := h.ticketState(id); st.Status != approval.StatusRejected {
+		t.Errorf("status %s", st.Status)
+	}
+	h.run("approve", "-by", "bob", "reorder-2025-06-02-000000000000").must(t, exitFail)
+	h.run("approve", id).must(t, exitUsage) // no decider ($USER unset)
+}
+
+// An apply whose effect fails writes nothing and leaves the ticket
+// approved; approving again once the cause is gone applies it.
+func TestApplyFailureWritesNothing(t *testing.T) {
+	h := newHarness(t)
+	id, _ := h.run("-once").must(t, exitOK).ticket(t)
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(h.state, approvalsFile)+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// A foreign table in the way: the effect's insert fails.
+	if _, err := db.Exec(`CREATE TABLE reorders (something_else TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	r := h.run("approve", "-by", "alice", id).must(t, exitFail)
+	if !strings.Contains(r.stderr, "nothing was written; the ticket stays approved") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+	if st := h.ticketState(id); st.Status != approval.StatusApproved || st.ItemID != 0 {
+		t.Errorf("state after a failed apply: %+v", st)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM reorders`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("foreign table holds %d rows (%v)", n, err)
+	}
+	if _, err := db.Exec(`DROP TABLE reorders`); err != nil {
+		t.Fatal(err)
+	}
+	h.run("approve", "-by", "alice", id).must(t, exitOK)
+	if rows := h.rows(id); len(rows) != 1 || rows[0].Quantity != 135 {
+		t.Errorf("rows after retry: %+v", rows)
+	}
+}
+
+func TestPageCapIsIncomplete(t *testing.T) {
+	h := newHarness(t)
+	r := h.run("-once", "-page-size", "50", "-max-pages", "1").must(t, exitFail)
+	for _, want := range []string{
+		"scanned 50 of 110, INCOMPLETE",
+		"escalate: true\n",
+		"page cap",
+		"no approval ticket: the scan is incomplete",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, ", complete") {
+		t.Errorf("an incomplete scan printed as complete:\n%s", r.stdout)
+	}
+	if n := r.emb.Catalog.Calls("list-products"); n != 1 {
+		t.Errorf("list-products called %d times, want 1", n)
+	}
+	if n := len(h.tickets()); n != 0 {
+		t.Errorf("%d tickets from an incomplete scan", n)
+	}
+
+	// -json says Complete false too.
+	r = h.run("-once", "-json", "-page-size", "50", "-max-pages", "1").must(t, exitFail)
+	var out struct {
+		Proposal struct {
+			Complete bool     `json:"complete"`
+			Escalate bool     `json:"escalate"`
+			Scanned  int      `json:"scanned"`
+			Reasons  []string `json:"reasons"`
+		} `json:"proposal"`
+		Ticket   *ticketReport `json:"ticket"`
+		NoTicket string        `json:"noTicket"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Proposal.Complete || !out.Proposal.Escalate || out.Proposal.Scanned != 50 || out.Ticket != nil || out.NoTicket == "" ||
+		len(out.Proposal.Reasons) == 0 || !strings.HasPrefix(out.Proposal.Reasons[0], "page cap") {
+		t.Errorf("json: %+v", out)
+	}
+
+	// Pages of 50 without a cap read the whole catalog in 3 calls.
+	r = h.run("-once", "-page-size", "50").must(t, exitOK)
+	if !strings.Contains(r.stdout, "scanned 110 of 110, complete") || r.emb.Catalog.Calls("list-products") != 3 {
+		t.Errorf("3 pages of 50: %d calls\n%s", r.emb.Catalog.Calls("list-products"), r.stdout)
+	}
+}
+
+// A byte budget smaller than one page stops the scan: incomplete, no ticket.
+func TestBudgetIsIncomplete(t *testing.T) {
+	h := newHarness(t)
+	r := h.run("-once", "-max-bytes", "4096").must(t, exitFail)
+	if !strings.Contains(r.stdout, "INCOMPLETE") || !strings.Contains(r.stdout, "budget") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+}
+
+func TestJSONOutput(t *testing.T) {
+	h := newHarness(t)
+	r := h.run("-once", "-json").must(t, exitOK)
+	var out struct {
+		RunDate  string `json:"runDate"`
+		Subject  string `json:"subject"`
+		Proposal struct {
+			Scanned  int  `json:"scanned"`
+			Total    int  `json:"total"`
+			Complete bool `json:"complete"`
+			Escalate bool `json:"escalate"`
+			Lines    []struct {
+				Code     string `json:"code"`
+				OnHand   int    `json:"onHand"`
+				Quantity int    `json:"quantity"`
+			} `json:"lines"`
+		} `json:"proposal"`
+		Ticket  ticketReport `json:"ticket"`
+		Approve string       `json:"approveCommand"`
+	}
+	var loose map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &loose); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, r.stdout)
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	p := out.Proposal
+	if out.RunDate != "2025-06-02" || out.Subject != "marie" || p.Scanned != 110 || p.Total != 110 || !p.Complete || !p.Escalate ||
+		len(p.Lines) != 1 || p.Lines[0].Code != "S24_2000" || p.Lines[0].OnHand != 15 || p.Lines[0].Quantity != 135 {
+		t.Errorf("json: %+v", out)
+	}
+	if !out.Ticket.New || out.Ticket.Status != approval.StatusWaiting || out.Approve != "reorder approve "+out.Ticket.OperationID {
+		t.Errorf("ticket %+v, approve %q", out.Ticket, out.Approve)
+	}
+}
+
+// stepClock lets the daily loop run its first job at once, then ends it.
+type stepClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	waits  []time.Time
+	cancel context.CancelFunc
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *stepClock) WaitUntil(ctx context.Context, t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waits = append(c.waits, t)
+	if len(c.waits) == 1 {
+		c.now = t
+		return nil
+	}
+	c.cancel()
+	return ctx.Err()
+}
+
+func TestDailySchedule(t *testing.T) {
+	h := newHarness(t)
+	h.now = time.Date(2025, 10, 25, 12, 0, 0, 0, time.UTC) // the day before the fall-back change
+	h.clock = &stepClock{now: h.now}
+	r := h.run().must(t, exitOK) // no -once: the daily loop, ended by the clock
+	want := []time.Time{
+		time.Date(2025, 10, 26, 5, 0, 0, 0, time.UTC), // 06:00 CET, the day after
+		time.Date(2025, 10, 27, 5, 0, 0, 0, time.UTC),
+	}
+	if len(h.clock.waits) != 2 || !h.clock.waits[0].Equal(want[0]) || !h.clock.waits[1].Equal(want[1]) {
+		t.Errorf("waited until %v, want %v", h.clock.waits, want)
+	}
+	if !strings.Contains(r.stdout, "reorder run of 2025-10-26 ") || !s24Line.MatchString(r.stdout) {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	if id, _ := r.ticket(t); !strings.HasPrefix(id, "reorder-2025-10-26-") {
+		t.Errorf("ticket %s not dated by the scheduled run", id)
+	}
+	if !strings.Contains(r.stderr, "daily at 06:00 Europe/Paris; next run 2025-10-26 06:00 CET") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+}
+
+// Real services: the agent is given a catalog URL and a provider, and the
+// mandate is granted from an offline token in the environment.
+func TestRealServices(t *testing.T) {
+	ctx := context.Background()
+	e, err := startEmbedded(ctx, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	if err := e.OP.AddUser(oidctest.User{ID: "paul", Username: "paul"}); err != nil {
+		t.Fatal(err)
+	}
+	offline, err := e.OP.OfflineToken(ctx, "paul", demoAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyBytes := make([]byte, tokenexchange.KeySize)
+	_, _ = rand.Read(keyBytes)
+	key := base64.StdEncoding.EncodeToString(keyBytes)
+
+	h := newHarness(t)
+	args := []string{"-once", "-v", "-catalog", e.MCPURL, "-token-url", e.OP.TokenURL(), "-client-id", demoAgent, "-audience", mcpAudience}
+
+	// Missing pieces are refused before anything runs.
+	if r := h.run(append(args, "-user", "paul")...); r.code != exitUsage || !strings.Contains(r.stderr, envClientSecret) {
+		t.Errorf("without the client secret: %d %s", r.code, r.stderr)
+	}
+	h.env[envClientSecret] = e.secret
+	if r := h.run(append(args, "-user", "paul")...); r.code != exitFail || !strings.Contains(r.stderr, envMandateKey+" is required") {
+		t.Errorf("without the mandate key: %d %s", r.code, r.stderr)
+	}
+	h.env[envMandateKey] = key
+	if e.OP.TokenRequests() != 0 || e.Catalog.Requests() != 0 {
+		t.Fatal("refused runs made requests")
+	}
+
+	// paul has no mandate yet: nothing is exchanged or read.
+	r := h.run(append(args, "-user", "paul")...).must(t, exitOK)
+	if !strings.Contains(r.stderr, msgNoMandate) || r.emb != nil {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+	if e.OP.TokenRequests() != 0 || e.Catalog.Requests() != 0 {
+		t.Errorf("no mandate: %d token requests, %d MCP requests", e.OP.TokenRequests(), e.Catalog.Requests())
+	}
+
+	h.env[envOfflineToken] = offline
+	h.run("grant", "-user", "paul", "-client-id", demoAgent).must(t, exitOK)
+	delete(h.env, envOfflineToken)
+	r = h.run(append(args, "-user", "paul")...).must(t, exitOK)
+	if !s24Line.MatchString(r.stdout) || !strings.Contains(r.stdout, "scanned 110 of 110, complete") ||
+		!strings.Contains(r.stdout, "catalog: "+e.MCPURL) {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	if ok, refused := e.Verified(); ok == 0 || refused != 0 {
+		t.Errorf("bearer checks: %d verified, %d refused", ok, refused)
+	}
+	for _, secret := range []string{e.secret, offline, key} {
+		if strings.Contains(r.stdout+r.stderr, secret) {
+			t.Error("a secret reached the output or the logs")
+		}
+	}
+
+	// Revoked: halts again, with no new request.
+	h.run("revoke", "-user", "paul", "-client-id", demoAgent).must(t, exitOK)
+	before, mcpBefore := e.OP.TokenRequests(), e.Catalog.Requests()
+	r = h.run(append(args, "-user", "paul")...).must(t, exitOK)
+	if !strings.Contains(r.stderr, msgNoMandate) || e.OP.TokenRequests() != before || e.Catalog.Requests() != mcpBefore {
+		t.Errorf("after revoke: %d→%d token requests, %d→%d MCP requests\n%s",
+			before, e.OP.TokenRequests(), mcpBefore, e.Catalog.Requests(), r.stderr)
+	}
+
+	// A mandate the provider no longer honours stops the run (exit 1).
+	h.env[envOfflineToken] = offline // already rotated away: the provider refuses it
+	h.run("grant", "-user", "paul", "-client-id", demoAgent).must(t, exitOK)
+	r = h.run(append(args, "-user", "paul")...).must(t, exitFail)
+	if !strings.Contains(r.stderr, "mandate rejected by the provider") || strings.Contains(r.stdout, "scanned") {
+		t.Errorf("rejected mandate:\n%s\n%s", r.stdout, r.stderr)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	h := newHarness(t)
+	for _, args := range [][]string{
+		{"frobnicate"},
+		{"-at", "6"},
+		{"-at", "25:00"},
+		{"-zone", "Mars/Olympus"},
+		{"-reorder-point", "200"},
+		{"-token-url", "https://example.invalid/token"},
+		{"approve"},
+		{"show"},
+		{"revoke", "extra"},
+	} {
+		if r := h.run(args...); r.code != exitUsage {
+			t.Errorf("%q: exit %d, want %d", args, r.code, exitUsage)
+		}
+	}
+	if r := h.run("-h"); r.code != exitOK || !strings.Contains(r.stdout, "Usage:") {
+		t.Errorf("-h: %d", r.code)
+	}
+}
+
+func TestDecodePage(t *testing.T) {
+	ok := `{"items":[{"productCode":"A","productName":"a","productVendor":"v","quantityInStock":3}],"nextCursor":"c2","total":2}`
+	b, next, err := decodePage([]byte(ok))
+	if err != nil || next != "c2" || b.Total != 2 || len(b.Items) != 1 || b.Items[0].OnHand != 3 || b.Items[0].Code != "A" {
+		t.Fatalf("%+v %q %v", b, next, err)
+	}
+	last := `{"items":[],"nextCursor":null}`
+	if b, next, err := decodePage([]byte(last)); err != nil || next != "" || b.Total != 0 || b.Items == nil {
+		t.Errorf("last page: %+v %q %v", b, next, err)
+	}
+	for name, raw := range map[string]string{
+		"not an object":     `[1]`,
+		"null":              `null`,
+		"no items":          `{"nextCursor":null}`,
+		"null items":        `{"items":null,"nextCursor":null}`,
+		"no nextCursor":     `{"items":[]}`,
+		"numeric cursor":    `{"items":[],"nextCursor":3}`,
+		"bad total":         `{"items":[],"nextCursor":null,"total":"110"}`,
+		"negative total":    `{"items":[],"nextCursor":null,"total":-1}`,
+		"no quantity":       `{"items":[{"productCode":"A"}],"nextCursor":null}`,
+		"null quantity":     `{"items":[{"productCode":"A","quantityInStock":null}],"nextCursor":null}`,
+		"fraction quantity": `{"items":[{"productCode":"A","quantityInStock":1.5}],"nextCursor":null}`,
+		"string quantity":   `{"items":[{"productCode":"A","quantityInStock":"15"}],"nextCursor":null}`,
+		"no code":           `{"items":[{"quantityInStock":1}],"nextCursor":null}`,
+		"item not object":   `{"items":[7],"nextCursor":null}`,
+	} {
+		_, _, err := decodePage([]byte(raw))
+		var pe *pageFormatError
+		if !errors.As(err, &pe) || !bytes.Equal(pe.Raw, []byte(raw)) {
+			t.Errorf("%s: err = %v, want a *pageFormatError keeping the page", name, err)
+		}
+	}
+}
+
+func validDraft() Draft {
+	return Draft{
+		Kind: draftKind, RunDate: "2025-06-02", Zone: "Europe/Paris", Subject: "marie",
+		ReorderPoint: 50, OrderUpTo: 150, Scanned: 110, Total: 110, Complete: true,
+		Lines: []DraftLine{{Code: "S24_2000", Name: "1960 BSA Gold Star DBD34", Vendor: "Highway 66 Mini Classics", OnHand: 15, Quantity: 135}},
+	}
+}
+
+func TestDraftValidate(t *testing.T) {
+	if errs := validDraft().Validate(); len(errs) != 0 {
+		t.Fatalf("valid draft: %v", errs)
+	}
+	cases := map[string]func(*Draft){
+		"incomplete":    func(d *Draft) { d.Complete = false },
+		"no lines":      func(d *Draft) { d.Lines = nil },
+		"bad date":      func(d *Draft) { d.RunDate = "02/06/2025" },
+		"wrong qty":     func(d *Draft) { d.Lines[0].Quantity = 136 },
+		"not below":     func(d *Draft) { d.Lines[0].OnHand, d.Lines[0].Quantity = 50, 100 },
+		"duplicate":     func(d *Draft) { d.Lines = append(d.Lines, d.Lines[0]) },
+		"empty code":    func(d *Draft) { d.Lines[0].Code = "" },
+		"short scan":    func(d *Draft) { d.Scanned = 100 },
+		"other kind":    func(d *Draft) { d.Kind = "x" },
+		"no subject":    func(d *Draft) { d.Subject = "" },
+		"rule inverted": func(d *Draft) { d.OrderUpTo = 10 },
+	}
+	for name, mutate := range cases {
+		d := validDraft()
+		d.Lines = append([]DraftLine(nil), d.Lines...)
+		mutate(&d)
+		if errs := d.Validate(); len(errs) == 0 {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestOperationID(t *testing.T) {
+	a, err := operationID(validDraft())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := operationID(validDraft())
+	if a != b || !regexp.MustCompile(`^reorder-2025-06-02-[0-9a-f]{12}$`).MatchString(a) {
+		t.Errorf("ids %q, %q", a, b)
+	}
+	d := validDraft()
+	d.Lines[0].OnHand, d.Lines[0].Quantity = 14, 136
+	c, _ := operationID(d)
+	d = validDraft()
+	d.RunDate = "2025-06-03"
+	e, _ := operationID(d)
+	if c == a || e == a || !strings.HasPrefix(e, "reorder-2025-06-03-") {
+		t.Errorf("different proposals share an id: %q %q %q", a, c, e)
+	}
+}
+
+func TestDecodeDraftStrict(t *testing.T) {
+	good, _ := json.Marshal(validDraft())
+	if _, err := decodeDraft(good); err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []string{string(good) + "{}", `{"kind":"x","extra":1}`, `[]`} {
+		if _, err := decodeDraft([]byte(raw)); err == nil {
+			t.Errorf("%s: accepted", raw)
+		}
+	}
+}
+
+// The built binary, run as a person would: the default embedded run, then
+// the no-mandate path.
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "reorder")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	state := t.TempDir()
+	run := func(args ...string) (string, string, int) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), envState+"="+state)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+	}
+	out, errs, code := run("-once")
+	if code != 0 || !strings.Contains(out, "scanned 110 of 110, complete") || !s24Line.MatchString(out) || !strings.Contains(out, "escalate: true") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	m := ticketRE.FindStringSubmatch(out)
+	if m == nil || !strings.Contains(out, "approve: "+bin+" approve "+m[1]) {
+		t.Fatalf("no ticket or approve command:\n%s", out)
+	}
+	out, errs, code = run("approve", "-by", "alice", m[1])
+	if code != 0 || !strings.Contains(out, "applied: 1 reorders row(s) written") {
+		t.Fatalf("approve: exit %d\n%s\n%s", code, out, errs)
+	}
+	if _, _, code = run("revoke"); code != 0 {
+		t.Fatal("revoke failed")
+	}
+	out, errs, code = run("-once")
+	if code != 0 || !strings.Contains(errs, msgNoMandate) || strings.Contains(out, "scanned") {
+		t.Fatalf("no mandate: exit %d\n%s\n%s", code, out, errs)
+	}
+}
