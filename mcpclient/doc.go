@@ -21,9 +21,11 @@
 //
 // Client.Call sends nil arguments as {} and returns a *Result only for a
 // well-formed result without isError. CallJSON decodes the payload
-// (structuredContent, else the single text item) into a Go type. Pages reads
-// a paging tool to the end and reports in Scan.Complete whether the server
-// said the list was whole.
+// (structuredContent, else the single text item) into a Go type. Page reads
+// one page of a paging tool (its items, the next cursor, whether it was the
+// last page, the total when reported); Pages reads a paging tool to the end
+// with Page and reports in Scan.Complete whether the server said the list
+// was whole.
 //
 // When the server answers a call with 404, or with a 400 whose body says the
 // session is unknown, the client initializes a new session once and sends
@@ -46,7 +48,8 @@
 //     set in them; when it was, the error also matches ErrToolFailed.
 //   - *DecodeError: the call succeeded but its payload is not the JSON the
 //     caller asked for (CallJSON), or a page breaks the paging convention
-//     (Pages). Raw keeps the payload.
+//     or carries an item that is not a T (Page, Pages). Raw keeps the
+//     payload.
 //   - *StatusError: an HTTP status other than 2xx, with at most 64 KiB of
 //     the body. A 401 matches ErrUnauthorized and is never retried; a
 //     session that stays unknown after the one re-initialization matches
@@ -73,13 +76,23 @@
 //
 // # Paging
 //
-// Pages supports cursor paging (the default: arguments "limit" and "cursor",
-// pages {"items": [...], "nextCursor": "..."|null, "total": n}) and
-// limit/offset paging (WithOffsetPaging: arguments "limit" and "offset",
-// pages with "items" and a required "total"). A scan is Complete only when
-// the last page says so; a malformed page, a repeated cursor, a total that
-// does not match, a failed call, a spent budget, the page cap or a cancelled
-// context leave Complete false with the Reason, and Pages returns the cause
-// as its error. For a tool with another scheme, write the loop with CallJSON
-// and keep the same rule.
+// Page and Pages support cursor paging (the default: arguments "limit" and
+// "cursor", pages {"items": [...], "nextCursor": "..."|null, "total": n})
+// and limit/offset paging (WithOffsetPaging: arguments "limit" and
+// "offset", pages with "items" and a required "total"; Page's cursor is then
+// the decimal offset it returned as NextCursor).
+//
+// Page holds the rules of one page: a page is Last only when it says so
+// (nextCursor null or "", or offset plus items equal to total), and a
+// malformed page or an item that is not a T is a *DecodeError, never an
+// empty page. A caller that needs one page at a time (for instance to keep
+// its own caps between pages) loops over Page and keeps the rules that span
+// pages: a repeated cursor, a total that does not match the items read.
+//
+// Pages is that loop. A scan is Complete only when the last page says so;
+// a malformed page, a repeated cursor, a total that does not match, a
+// failed call, a spent budget, the page cap or a cancelled context leave
+// Complete false with the Reason, and Pages returns the cause as its error.
+// For a tool with another scheme, write the loop with CallJSON and keep the
+// same rule.
 package mcpclient

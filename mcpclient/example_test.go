@@ -57,3 +57,51 @@ func Example() {
 	// not JSON: "Products:"
 	// items: 25 pages: 3 complete: true <nil>
 }
+
+// ExamplePage reads a paged list one page at a time, as a caller that keeps
+// its own limits between pages does, then meets a page without nextCursor.
+func ExamplePage() {
+	srv, err := mcptest.Start(mcptest.MCPGo)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	ctx := context.Background()
+	c, err := mcpclient.Dial(ctx, srv.URL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	cursor, second := "", ""
+	for {
+		p, err := mcpclient.Page[mcptest.Item](ctx, c, "list", nil, 10, cursor)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%d items from %s, total %d, last %t\n", len(p.Items), p.Items[0].Name, p.Total, p.Last)
+		if p.Last {
+			break
+		}
+		if second == "" {
+			second = p.NextCursor
+		}
+		cursor = p.NextCursor
+	}
+
+	// This fault drops nextCursor from the second page: the page does not
+	// say whether it is the last, so it is an error, not an end of list.
+	_, err = mcpclient.Page[mcptest.Item](ctx, c, "list", map[string]any{"fault": "missing-next"}, 10, second)
+	var de *mcpclient.DecodeError
+	if errors.As(err, &de) {
+		fmt.Println("malformed:", de.Err)
+	}
+	// Output:
+	// 10 items from item-001, total 25, last false
+	// 10 items from item-011, total 25, last false
+	// 5 items from item-021, total 25, last true
+	// malformed: page has no "nextCursor" key
+}

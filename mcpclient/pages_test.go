@@ -129,3 +129,217 @@ func TestPagesRejectsReservedArgs(t *testing.T) {
 		t.Fatal("page size 0 accepted")
 	}
 }
+
+// walk reads a list with Page from cursor "" to the last page.
+func walk(t *testing.T, c *Client, opts ...PageOption) []PageResult[mcptest.Item] {
+	t.Helper()
+	var pages []PageResult[mcptest.Item]
+	cursor := ""
+	for range 10 {
+		p, err := Page[mcptest.Item](t.Context(), c, mcptest.ToolList, nil, 10, cursor, opts...)
+		if err != nil {
+			t.Fatalf("page %d (cursor %q): %v", len(pages)+1, cursor, err)
+		}
+		pages = append(pages, p)
+		if p.Last {
+			return pages
+		}
+		cursor = p.NextCursor
+	}
+	t.Fatal("no last page after 10 pages")
+	return nil
+}
+
+func TestPageWalk(t *testing.T) {
+	eachServer(t, func(t *testing.T, kind mcptest.Kind) {
+		srv := mcptest.New(t, kind)
+		c := dial(t, srv.URL)
+		for _, tc := range []struct {
+			name  string
+			opts  []PageOption
+			nexts []string // NextCursor of each page, "" for any non-empty cursor
+		}{
+			{"cursor", nil, nil},
+			{"offset", []PageOption{WithOffsetPaging()}, []string{"10", "20", ""}},
+		} {
+			pages := walk(t, c, tc.opts...)
+			if len(pages) != 3 {
+				t.Fatalf("%s: %d pages, want 3", tc.name, len(pages))
+			}
+			var items []mcptest.Item
+			for i, p := range pages {
+				items = append(items, p.Items...)
+				last := i == len(pages)-1
+				if p.Last != last || (p.NextCursor == "") != last || !p.HasTotal || p.Total != 25 {
+					t.Fatalf("%s: page %d = last %t next %q total %d/%t", tc.name, i+1, p.Last, p.NextCursor, p.Total, p.HasTotal)
+				}
+				if tc.nexts != nil && p.NextCursor != tc.nexts[i] {
+					t.Fatalf("%s: page %d next %q, want %q", tc.name, i+1, p.NextCursor, tc.nexts[i])
+				}
+				var obj map[string]json.RawMessage
+				if err := json.Unmarshal(p.Raw, &obj); err != nil || obj["items"] == nil {
+					t.Fatalf("%s: page %d Raw is not the page: %s", tc.name, i+1, p.Raw)
+				}
+			}
+			if len(items) != 25 {
+				t.Fatalf("%s: %d items", tc.name, len(items))
+			}
+			for i, it := range items {
+				if it != srv.Items()[i] {
+					t.Fatalf("%s: item %d = %+v, want %+v", tc.name, i, it, srv.Items()[i])
+				}
+			}
+		}
+
+		// An empty list is one last page with an empty, non-nil Items.
+		empty := dial(t, mcptest.New(t, kind, mcptest.WithItems(0)).URL)
+		for _, opts := range [][]PageOption{nil, {WithOffsetPaging()}} {
+			p, err := Page[mcptest.Item](t.Context(), empty, mcptest.ToolList, nil, 10, "", opts...)
+			if err != nil || !p.Last || p.NextCursor != "" || p.Items == nil || len(p.Items) != 0 || p.Total != 0 || !p.HasTotal {
+				t.Fatalf("empty list %v: %+v, %v", opts, p, err)
+			}
+		}
+	})
+}
+
+// The echo tool answers with its arguments (plus the "limit" Page adds) as
+// structuredContent, so it serves any page object a test needs.
+func TestPageMalformed(t *testing.T) {
+	eachServer(t, func(t *testing.T, kind mcptest.Kind) {
+		srv := mcptest.New(t, kind)
+		c := dial(t, srv.URL)
+		first, err := Page[mcptest.Item](t.Context(), c, mcptest.ToolList, nil, 10, "")
+		if err != nil || first.Last {
+			t.Fatalf("first page: %+v, %v", first, err)
+		}
+		offset := []PageOption{WithOffsetPaging()}
+		for _, tc := range []struct {
+			name   string
+			tool   string
+			args   map[string]any
+			cursor string
+			opts   []PageOption
+			reason string
+		}{
+			{"no-items", mcptest.ToolEcho, map[string]any{"nextCursor": nil}, "", nil, `no "items"`},
+			{"null-items", mcptest.ToolEcho, map[string]any{"items": nil, "nextCursor": nil}, "", nil, "not an array"},
+			{"object-items", mcptest.ToolEcho, map[string]any{"items": map[string]any{}, "nextCursor": nil}, "", nil, "not an array"},
+			{"no-nextCursor", mcptest.ToolEcho, map[string]any{"items": []any{}}, "", nil, `no "nextCursor"`},
+			{"numeric-cursor", mcptest.ToolEcho, map[string]any{"items": []any{}, "nextCursor": 3}, "", nil, "neither a string nor null"},
+			{"string-total", mcptest.ToolEcho, map[string]any{"items": []any{}, "nextCursor": nil, "total": "25"}, "", nil, "total"},
+			{"negative-total", mcptest.ToolEcho, map[string]any{"items": []any{}, "nextCursor": nil, "total": -1}, "", nil, "total"},
+			{"fraction-total", mcptest.ToolEcho, map[string]any{"items": []any{}, "nextCursor": nil, "total": 1.5}, "", nil, "total"},
+			{"item-not-T", mcptest.ToolEcho, map[string]any{"items": []any{map[string]any{"id": 1}, "two"}, "nextCursor": nil}, "", nil, "item 1"},
+			{"missing-next-from-server", mcptest.ToolList, map[string]any{"fault": "missing-next"}, first.NextCursor, nil, `no "nextCursor"`},
+			{"offset-no-total", mcptest.ToolEcho, map[string]any{"items": []any{}}, "", offset, "needs an integer total"},
+			{"offset-over-total", mcptest.ToolEcho, map[string]any{"items": []any{map[string]any{"id": 1}}, "total": 0}, "", offset, "more than total 0"},
+			{"offset-empty-before-total", mcptest.ToolList, map[string]any{"fault": "short-total"}, "25", offset, "empty page at offset 25 before total 26"},
+		} {
+			p, err := Page[mcptest.Item](t.Context(), c, tc.tool, tc.args, 10, tc.cursor, tc.opts...)
+			var de *DecodeError
+			if !errors.As(err, &de) || de.Tool != tc.tool || !strings.Contains(err.Error(), tc.reason) {
+				t.Fatalf("%s: err = %v, want a *DecodeError about %q", tc.name, err, tc.reason)
+			}
+			if p.Items != nil || p.Raw != nil || p.Last || p.NextCursor != "" || p.HasTotal {
+				t.Fatalf("%s: result %+v returned with the error", tc.name, p)
+			}
+			// Raw is the page as the server sent it.
+			var got map[string]any
+			if err := json.Unmarshal(de.Raw, &got); err != nil {
+				t.Fatalf("%s: Raw %q: %v", tc.name, de.Raw, err)
+			}
+			if tc.tool == mcptest.ToolEcho {
+				want := map[string]any{"limit": 10}
+				if tc.opts != nil {
+					want["offset"] = 0
+				}
+				for k, v := range tc.args {
+					want[k] = v
+				}
+				wantJSON, _ := json.Marshal(want)
+				gotJSON, _ := json.Marshal(got)
+				if string(gotJSON) != string(wantJSON) {
+					t.Fatalf("%s: Raw = %s, want %s", tc.name, gotJSON, wantJSON)
+				}
+			} else if _, ok := got["items"]; !ok {
+				t.Fatalf("%s: Raw = %s, not the page", tc.name, de.Raw)
+			}
+		}
+
+		// A payload that is not JSON keeps its text.
+		_, err = Page[mcptest.Item](t.Context(), c, mcptest.ToolText, nil, 10, "")
+		var de *DecodeError
+		if !errors.As(err, &de) || string(de.Raw) != mcptest.NonJSONText || !strings.Contains(err.Error(), "not a JSON object") {
+			t.Fatalf("text payload: %v", err)
+		}
+		// The same page decodes as raw JSON: the failure above is about T.
+		raw, err := Page[json.RawMessage](t.Context(), c, mcptest.ToolEcho, map[string]any{"items": []any{"two"}, "nextCursor": ""}, 10, "")
+		if err != nil || !raw.Last || len(raw.Items) != 1 || string(raw.Items[0]) != `"two"` {
+			t.Fatalf("raw items: %+v, %v", raw, err)
+		}
+	})
+}
+
+func TestPageCallFailures(t *testing.T) {
+	eachServer(t, func(t *testing.T, kind mcptest.Kind) {
+		srv := mcptest.New(t, kind)
+		c := dial(t, srv.URL)
+		// The list tool refuses a limit over 100 with isError.
+		p, err := Page[mcptest.Item](t.Context(), c, mcptest.ToolList, nil, 500, "")
+		var te *ToolError
+		if !errors.As(err, &te) || !errors.Is(err, ErrToolFailed) || !strings.Contains(te.Text, "limit must be") || p.Items != nil || p.Last {
+			t.Fatalf("tool error: %+v, %v", p, err)
+		}
+		// It refuses a cursor it never gave the same way.
+		if _, err := Page[mcptest.Item](t.Context(), c, mcptest.ToolList, nil, 10, "not-a-cursor"); !errors.As(err, &te) || !strings.Contains(te.Text, "invalid cursor") {
+			t.Fatalf("bad cursor: %v", err)
+		}
+		_, err = Page[mcptest.Item](t.Context(), c, mcptest.ToolGoError, nil, 10, "")
+		var pe *ProtocolError
+		if (kind == mcptest.MCPGo && !errors.As(err, &pe)) || (kind == mcptest.GoSDK && !errors.As(err, &te)) {
+			t.Fatalf("Go error in handler: %v", err)
+		}
+
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if _, err := Page[mcptest.Item](ctx, c, mcptest.ToolList, nil, 10, ""); !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled: %v", err)
+		}
+
+		budget := dial(t, srv.URL, WithBudget(Budget{MaxCalls: 1}))
+		if _, err := Page[mcptest.Item](t.Context(), budget, mcptest.ToolList, nil, 10, ""); err != nil {
+			t.Fatal(err)
+		}
+		if p, err := Page[mcptest.Item](t.Context(), budget, mcptest.ToolList, nil, 10, ""); !errors.Is(err, ErrBudgetExceeded) || p.Items != nil {
+			t.Fatalf("budget: %+v, %v", p, err)
+		}
+	})
+}
+
+func TestPageRejectsBadRequests(t *testing.T) {
+	srv := mcptest.New(t, mcptest.MCPGo)
+	c := dial(t, srv.URL)
+	before := len(srv.Calls("tools/call"))
+	for _, tc := range []struct {
+		args     map[string]any
+		pageSize int
+		cursor   string
+		opts     []PageOption
+	}{
+		{map[string]any{"limit": 5}, 10, "", nil},
+		{map[string]any{"cursor": "x"}, 10, "", nil},
+		{map[string]any{"offset": 0}, 10, "", []PageOption{WithOffsetPaging()}},
+		{nil, 0, "", nil},
+		{nil, -1, "", nil},
+		{nil, 10, "abc", []PageOption{WithOffsetPaging()}},
+		{nil, 10, "-10", []PageOption{WithOffsetPaging()}},
+	} {
+		p, err := Page[mcptest.Item](t.Context(), c, mcptest.ToolList, tc.args, tc.pageSize, tc.cursor, tc.opts...)
+		if err == nil || p.Items != nil || p.Last {
+			t.Fatalf("%+v accepted: %+v", tc, p)
+		}
+	}
+	if n := len(srv.Calls("tools/call")) - before; n != 0 {
+		t.Fatalf("%d tools/call sent for refused requests", n)
+	}
+}

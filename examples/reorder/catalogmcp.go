@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/candorkit/candor/mcpclient"
@@ -18,13 +15,15 @@ const listTool = "list-products"
 // mcpclient, to reorder.Catalog, one page per Page call, so that reorder.Plan
 // keeps the page and item caps and decides completeness.
 //
-// mcpclient.Pages reads a whole list in one call and has no single-page
-// form, so each page is one mcpclient.CallJSON and this adapter applies the
-// same paging convention itself: {"items": [...], "nextCursor": "…"|null,
-// "total": n}, nextCursor required, items required, every product with a
-// code and an integer quantityInStock. Anything else is a *pageFormatError
-// and the scan stops incomplete; a missing quantity never reads as 0 in
-// stock.
+// mcpclient.Page applies the paging convention ({"items": [...],
+// "nextCursor": "…"|null, "total": n}: items and nextCursor required, the
+// page is the last only when nextCursor is null or "") and decodes each
+// product; a page that breaks it, or a product field of the wrong JSON type
+// (a fractional or string quantityInStock, say), is a *mcpclient.DecodeError
+// keeping the page. This adapter adds what only the agent knows: every
+// product has a code and a quantityInStock that is present and not null;
+// anything else is a *pageFormatError keeping the page. Either way the scan
+// stops incomplete, and a missing quantity never reads as 0 in stock.
 type mcpCatalog struct {
 	c    *mcpclient.Client
 	tool string
@@ -32,28 +31,20 @@ type mcpCatalog struct {
 
 // Page implements reorder.Catalog.
 func (m *mcpCatalog) Page(ctx context.Context, cursor string, size int) (reorder.Batch, string, error) {
-	args := map[string]any{"limit": size}
-	if cursor != "" {
-		args["cursor"] = cursor
-	}
-	raw, err := mcpclient.CallJSON[json.RawMessage](ctx, m.c, m.tool, args)
+	p, err := mcpclient.Page[wireProduct](ctx, m.c, m.tool, nil, size, cursor)
 	if err != nil {
 		return reorder.Batch{}, "", err
 	}
-	b, next, err := decodePage(raw)
+	b, err := batchOf(m.tool, p)
 	if err != nil {
-		var pe *pageFormatError
-		if errors.As(err, &pe) {
-			pe.Tool = m.tool
-		}
 		return reorder.Batch{}, "", err
 	}
-	return b, next, nil
+	return b, p.NextCursor, nil
 }
 
-// pageFormatError is a list-products answer that breaks the paging
-// convention or carries a product the agent cannot read. Raw is the page as
-// received (bounded by the client's response limit).
+// pageFormatError is a list-products page, well-formed by the paging
+// convention, that carries a product the agent cannot read. Raw is the page
+// as received (bounded by the client's response limit).
 type pageFormatError struct {
 	Tool   string
 	Reason string
@@ -65,7 +56,7 @@ func (e *pageFormatError) Error() string {
 }
 
 // wireProduct is a product as the catalog sends it. Pointers tell a missing
-// field from a zero value.
+// (or null) field from a zero value.
 type wireProduct struct {
 	Code     *string `json:"productCode"`
 	Name     *string `json:"productName"`
@@ -73,57 +64,29 @@ type wireProduct struct {
 	Quantity *int    `json:"quantityInStock"`
 }
 
-// decodePage reads one page of the paging convention.
-func decodePage(raw []byte) (reorder.Batch, string, error) {
-	bad := func(format string, a ...any) (reorder.Batch, string, error) {
-		return reorder.Batch{}, "", &pageFormatError{Reason: fmt.Sprintf(format, a...), Raw: raw}
+// batchOf checks the products of a decoded page and converts them. A total
+// the page did not report stays 0, which reorder.Batch reads as unknown.
+func batchOf(tool string, p mcpclient.PageResult[wireProduct]) (reorder.Batch, error) {
+	b := reorder.Batch{Items: make([]reorder.Item, 0, len(p.Items))}
+	if p.HasTotal {
+		b.Total = p.Total
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return bad("not a JSON object")
-	}
-	rawItems, ok := obj["items"]
-	if !ok {
-		return bad(`no "items"`)
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(rawItems, &items); err != nil || items == nil {
-		return bad(`"items" is not an array`)
-	}
-	rawNext, ok := obj["nextCursor"]
-	if !ok {
-		return bad(`no "nextCursor": the page does not say whether it is the last`)
-	}
-	var next *string
-	if err := json.Unmarshal(rawNext, &next); err != nil {
-		return bad(`"nextCursor" is neither a string nor null`)
-	}
-	var b reorder.Batch
-	if rawTotal, ok := obj["total"]; ok && !bytes.Equal(bytes.TrimSpace(rawTotal), []byte("null")) {
-		if err := json.Unmarshal(rawTotal, &b.Total); err != nil || b.Total < 0 {
-			return bad(`"total" is not a non-negative integer`)
+	for i, w := range p.Items {
+		bad := func(format string, a ...any) (reorder.Batch, error) {
+			reason := fmt.Sprintf("item %d: ", i+1) + fmt.Sprintf(format, a...)
+			return reorder.Batch{}, &pageFormatError{Tool: tool, Reason: reason, Raw: p.Raw}
 		}
-	}
-	b.Items = make([]reorder.Item, 0, len(items))
-	for i, it := range items {
-		var p wireProduct
-		if err := json.Unmarshal(it, &p); err != nil {
-			return bad("item %d: %v", i+1, err)
+		if w.Code == nil || *w.Code == "" {
+			return bad("no productCode")
 		}
-		if p.Code == nil || *p.Code == "" {
-			return bad("item %d: no productCode", i+1)
-		}
-		if p.Quantity == nil {
-			return bad("item %d (%s): no quantityInStock", i+1, *p.Code)
+		if w.Quantity == nil {
+			return bad("(%s) no quantityInStock", *w.Code)
 		}
 		b.Items = append(b.Items, reorder.Item{
-			Code: *p.Code, Name: deref(p.Name), Vendor: deref(p.Vendor), OnHand: *p.Quantity,
+			Code: *w.Code, Name: deref(w.Name), Vendor: deref(w.Vendor), OnHand: *w.Quantity,
 		})
 	}
-	if next == nil {
-		return b, "", nil
-	}
-	return b, *next, nil
+	return b, nil
 }
 
 func deref(s *string) string {

@@ -24,7 +24,8 @@
 //     opener only once it holds a mandate).
 //   - The catalog is read through mcpclient (bearer token on every request,
 //     a call and byte budget, isError never read as data) by an adapter of
-//     the paged list-products tool to reorder.Catalog, one call per page;
+//     the paged list-products tool to reorder.Catalog, one mcpclient.Page
+//     call per page (the agent adds its product checks on top);
 //     reorder.Plan keeps the page and item caps and says whether the scan
 //     was complete.
 //   - An incomplete scan (page cap, item cap, a failed or malformed page) is

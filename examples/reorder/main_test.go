@@ -605,40 +605,6 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-func TestDecodePage(t *testing.T) {
-	ok := `{"items":[{"productCode":"A","productName":"a","productVendor":"v","quantityInStock":3}],"nextCursor":"c2","total":2}`
-	b, next, err := decodePage([]byte(ok))
-	if err != nil || next != "c2" || b.Total != 2 || len(b.Items) != 1 || b.Items[0].OnHand != 3 || b.Items[0].Code != "A" {
-		t.Fatalf("%+v %q %v", b, next, err)
-	}
-	last := `{"items":[],"nextCursor":null}`
-	if b, next, err := decodePage([]byte(last)); err != nil || next != "" || b.Total != 0 || b.Items == nil {
-		t.Errorf("last page: %+v %q %v", b, next, err)
-	}
-	for name, raw := range map[string]string{
-		"not an object":     `[1]`,
-		"null":              `null`,
-		"no items":          `{"nextCursor":null}`,
-		"null items":        `{"items":null,"nextCursor":null}`,
-		"no nextCursor":     `{"items":[]}`,
-		"numeric cursor":    `{"items":[],"nextCursor":3}`,
-		"bad total":         `{"items":[],"nextCursor":null,"total":"110"}`,
-		"negative total":    `{"items":[],"nextCursor":null,"total":-1}`,
-		"no quantity":       `{"items":[{"productCode":"A"}],"nextCursor":null}`,
-		"null quantity":     `{"items":[{"productCode":"A","quantityInStock":null}],"nextCursor":null}`,
-		"fraction quantity": `{"items":[{"productCode":"A","quantityInStock":1.5}],"nextCursor":null}`,
-		"string quantity":   `{"items":[{"productCode":"A","quantityInStock":"15"}],"nextCursor":null}`,
-		"no code":           `{"items":[{"quantityInStock":1}],"nextCursor":null}`,
-		"item not object":   `{"items":[7],"nextCursor":null}`,
-	} {
-		_, _, err := decodePage([]byte(raw))
-		var pe *pageFormatError
-		if !errors.As(err, &pe) || !bytes.Equal(pe.Raw, []byte(raw)) {
-			t.Errorf("%s: err = %v, want a *pageFormatError keeping the page", name, err)
-		}
-	}
-}
-
 func validDraft() Draft {
 	return Draft{
 		Kind: draftKind, RunDate: "2025-06-02", Zone: "Europe/Paris", Subject: "marie",
