@@ -7,11 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/candorkit/candor/examples/builder/internal/pgtest"
 	"github.com/candorkit/candor/examples/builder/internal/progress"
 	"github.com/candorkit/candor/examples/builder/internal/queue"
+	"github.com/candorkit/candor/examples/builder/internal/secrets"
+	"github.com/candorkit/candor/internal/n8ntest"
+	"github.com/candorkit/candor/n8n"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -78,25 +82,119 @@ func TestNothingConfiguredPrintsNeeds(t *testing.T) {
 	if code := run(context.Background(), nil, &out, &errOut, noEnv); code != 2 {
 		t.Fatalf("exit %d; want 2", code)
 	}
-	for _, want := range []string{"N8N_SANDBOX_URL", "N8N_SANDBOX_API_KEY", "llama3.1:8b", "scripts/n8n-local", "-generator file:PATH"} {
+	for _, want := range []string{"N8N_SANDBOX_URL", "N8N_SANDBOX_API_KEY", "N8N_SANDBOX_EMAIL", "N8N_PRODUCTION_URL",
+		"llama3.1:8b", "scripts/n8n-local install 1", "bin/n8n start", "-generator file:PATH"} {
 		if !strings.Contains(errOut.String(), want) {
 			t.Fatalf("needs text lacks %q:\n%s", want, errOut.String())
 		}
 	}
-}
-
-func TestPhaseTwoCommandsSayTheyAreNotWired(t *testing.T) {
+	if out.Len() != 0 {
+		t.Fatalf("something ran: %s", out.String())
+	}
+	// A URL and key without the owner login is not enough either.
 	env := map[string]string{"N8N_SANDBOX_URL": "http://127.0.0.1:5678", "N8N_SANDBOX_API_KEY": "k"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	for args, want := range map[string]int{"run": 1, "approve 3": 1, "reject 3": 1, "approve x": 2, "approve": 2, "frobnicate": 2} {
+	errOut.Reset()
+	if code := run(context.Background(), nil, &out, &errOut, lookup); code != 2 || !strings.Contains(errOut.String(), "N8N_SANDBOX_EMAIL, N8N_SANDBOX_PASSWORD") {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+}
+
+func TestCommandLineErrors(t *testing.T) {
+	env := map[string]string{"N8N_SANDBOX_URL": "http://127.0.0.1:5678", "N8N_SANDBOX_API_KEY": "k", "USER": "alice"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	for args, want := range map[string]string{
+		"approve x":        "not a positive number",
+		"approve":          "exactly one automation id",
+		"reject 1 2":       "exactly one automation id",
+		"approve 3":        "N8N_PRODUCTION_URL",
+		"frobnicate":       "unknown command",
+		"run extra":        "unexpected arguments",
+		"-secrets sops":    "want env or vault",
+		"-by= approve 3":   "flag provided but not defined",
+		"approve -by= 3":   "say who decides",
+		"-generator x run": "", // fails later: see below
+	} {
 		var out, errOut bytes.Buffer
 		code := run(context.Background(), strings.Fields(args), &out, &errOut, lookup)
-		if code != want {
-			t.Errorf("%q: exit %d; want %d (%s)", args, code, want, errOut.String())
+		if want == "" {
+			continue
 		}
-		if code == 1 && !strings.Contains(errOut.String(), "not wired yet") {
-			t.Errorf("%q: %s", args, errOut.String())
+		if code != 2 || !strings.Contains(errOut.String(), want) {
+			t.Errorf("%q: exit %d, %q; want 2 and %q", args, code, errOut.String(), want)
 		}
+	}
+}
+
+// TestCommandLineAgainstN8N runs the binary's commands as a person would:
+// init -sample, run with the committed workflow file, approve twice.
+func TestCommandLineAgainstN8N(t *testing.T) {
+	ctx := context.Background()
+	oneN8N(t)
+	inst := n8ntest.Start(t, n8ntest.Edition1, n8ntest.Options{})
+	env := map[string]string{"USER": "alice"}
+	for _, e := range []secrets.Environment{secrets.Sandbox, secrets.Production} {
+		u, k, em, pw := secrets.VarNames(e)
+		env[u], env[k], env[em], env[pw] = inst.BaseURL, inst.APIKey, inst.Email, inst.Password
+	}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	dir := t.TempDir()
+	db, approvals := filepath.Join(dir, "builder.db"), filepath.Join(dir, "approvals.db")
+	cli := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := run(ctx, append([]string{"-db", db, "-approvals", approvals}, args...), &out, &errOut, lookup)
+		return code, out.String(), errOut.String()
+	}
+	if code, out, errOut := cli("init", "-sample"); code != 0 {
+		t.Fatalf("init: %d %s %s", code, out, errOut)
+	}
+	code, out, errOut := cli("-generator", "file:testdata/order-confirmation.json", "run")
+	t.Logf("builder run:\n%s", out)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"(no model: the workflow is read from this file)", "level4", "READY — Order confirmation relay passed all tests", "awaiting approval: builder approve 1"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("run output lacks %q", want)
+		}
+	}
+	if strings.Contains(out+errOut, inst.APIKey) || strings.Contains(out+errOut, inst.Password) {
+		t.Fatal("a secret reached the output")
+	}
+	code, out, errOut = cli("-json", "approve", "-comment", "ship it", "1")
+	t.Logf("builder -json approve 1:\n%s", out)
+	if code != 0 {
+		t.Fatalf("approve: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var last progress.Line
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Step != "deploy" || last.Status != progress.OK {
+		t.Fatalf("last approve line %q (%v)", lines[len(lines)-1], err)
+	}
+	code, out, _ = cli("approve", "1")
+	if code != 0 || !strings.Contains(out, "already deployed") {
+		t.Fatalf("second approve: exit %d\n%s", code, out)
+	}
+	s, err := queue.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	it, err := s.Get(ctx, 1)
+	if err != nil || it.BuilderStatus != queue.Deployed || it.Status != queue.StatusDeployed {
+		t.Fatalf("idea %+v, %v", it, err)
+	}
+	c, err := n8n.New(inst.BaseURL, inst.APIKey, n8n.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := c.ListWorkflows(ctx, n8n.ListWorkflowsOptions{})
+	if err != nil || len(ws) != 2 {
+		t.Fatalf("%d workflows (%v); want the sandbox one and one production one", len(ws), err)
+	}
+	// Nothing left to build: a run says so and succeeds.
+	if code, out, _ := cli("-generator", "file:testdata/order-confirmation.json", "run"); code != 0 || !strings.Contains(out, "nothing_to_build") {
+		t.Fatalf("empty queue: exit %d\n%s", code, out)
 	}
 }
 
@@ -107,13 +205,43 @@ func Example() {
 	// builder: secrets: environment lacks N8N_SANDBOX_URL, N8N_SANDBOX_API_KEY
 	//
 	// The builder needs:
-	//   1. A sandbox n8n: N8N_SANDBOX_URL and N8N_SANDBOX_API_KEY in the environment
-	//      (optional N8N_SANDBOX_EMAIL and N8N_SANDBOX_PASSWORD: an owner login, for listing credentials on n8n 1.x),
+	//   1. A sandbox n8n: N8N_SANDBOX_URL, N8N_SANDBOX_API_KEY, N8N_SANDBOX_EMAIL and N8N_SANDBOX_PASSWORD in the environment
+	//      (the owner login lists credentials and runs the smoke test; n8n 1.x allows both only in a session),
 	//      or -secrets vault with -vault-addr, -vault-role-id-file and -vault-secret-id-file
-	//      (KV v2 secret/sandbox/n8n with fields base_url and api_key).
-	//      The project's local n8n: scripts/n8n-local install, then see scripts/n8n-local status.
+	//      (KV v2 secret/sandbox/n8n with fields base_url, api_key, email, password).
+	//      "builder approve" needs the same for production: N8N_PRODUCTION_URL, N8N_PRODUCTION_API_KEY, N8N_PRODUCTION_EMAIL, N8N_PRODUCTION_PASSWORD
+	//      (may name the same n8n; sandbox credentials end in -sandbox, production ones do not).
 	//   2. A model: Ollama at http://127.0.0.1:11434 with model llama3.1:8b (-ollama-url, -model),
-	//      or -generator file:PATH to use a workflow JSON from a file instead of a model.
+	//      or -generator file:PATH to use a workflow JSON from a file instead of a model
+	//      ({capture_base} in the file becomes the capture endpoint's URL).
 	//   3. A queue: queue.db (-db; SQLite file or postgres://…). Create it with: builder init -sample
-	// Notifications go to ntfy with -ntfy-topic (logged when unset).
+	//
+	// The project's local n8n (n8n 1.123.81): install it with scripts/n8n-local install 1
+	// (scripts/n8n-local status shows where it is), then start it on 127.0.0.1:5678 with:
+	//   mkdir -p ~/.cache/candor/n8n-sandbox && cd ~/.cache/candor/n8n-sandbox && \
+	//   N8N_USER_FOLDER=$PWD N8N_LISTEN_ADDRESS=127.0.0.1 N8N_HOST=127.0.0.1 N8N_PORT=5678 \
+	//   N8N_RUNNERS_BROKER_LISTEN_ADDRESS=127.0.0.1 N8N_SECURE_COOKIE=false \
+	//   N8N_DIAGNOSTICS_ENABLED=false N8N_VERSION_NOTIFICATIONS_ENABLED=false N8N_TEMPLATES_ENABLED=false \
+	//   N8N_PERSONALIZATION_ENABLED=false N8N_COMMUNITY_PACKAGES_ENABLED=false N8N_AI_ENABLED=false \
+	//   node ~/.cache/candor/n8n/edition-1/node_modules/n8n/bin/n8n start
+	// Open http://127.0.0.1:5678, create the owner (N8N_SANDBOX_EMAIL, N8N_SANDBOX_PASSWORD) and an API key
+	// (Settings > n8n API: N8N_SANDBOX_API_KEY); export N8N_SANDBOX_URL=http://127.0.0.1:5678. Stop it with Ctrl-C.
+	// Notifications go to ntfy with -ntfy-topic (NTFY_TOKEN for a protected topic); without it they
+	// appear only in the progress output.
+}
+
+// oneN8N holds an exclusive lock, shared by this repository's builder test
+// packages, until the test ends: go test runs packages in parallel, and the
+// machine runs one n8n at a time.
+func oneN8N(t *testing.T) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "candor-builder-n8n.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() }) // closing releases the lock
 }

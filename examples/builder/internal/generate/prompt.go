@@ -54,7 +54,7 @@ func BuildPrompt(in PromptInput) string {
 	}
 	b.WriteString("Rules:\n")
 	fmt.Fprintf(&b, "1. The object has exactly the keys \"name\" (%q), \"nodes\", \"connections\", \"settings\" ({\"executionOrder\": \"v1\"}) and \"active\": false.\n", oneLine(in.Name))
-	b.WriteString("2. Every node has \"id\" (a freshly generated UUID, different for every node), \"name\" (unique), \"type\", \"typeVersion\", \"position\" and \"parameters\".\n")
+	b.WriteString("2. Every node has \"id\" (a freshly generated UUID, different for every node), \"name\" (unique), \"type\", \"typeVersion\", \"position\" and \"parameters\". A Webhook node also has \"webhookId\" (another fresh UUID).\n")
 	fmt.Fprintf(&b, "3. Positions are [x, %d] with x = %d for the first node and %d px more for each next node in flow order: [%d, %d], [%d, %d], [%d, %d], ...\n",
 		NodeY, FirstX, StepX, FirstX, NodeY, FirstX+StepX, NodeY, FirstX+2*StepX, NodeY)
 	b.WriteString("4. The first node is the trigger. \"connections\" maps each source node's name to {\"main\": [[{\"node\": \"<target node name>\", \"type\": \"main\", \"index\": 0}]]}.\n")

@@ -5,7 +5,7 @@
 //
 //   - Rules (the default) runs the playbook's review checks 1–3 (structure,
 //     credentials, no stubs) mechanically — check 1 through a StructureFunc
-//     (n8n.ValidateJSON once it is wired), checks 2 and 3 itself — and records in every verdict that check 4, "the logic
+//     (NewRules wires it to n8n.ValidateJSON), checks 2 and 3 itself — and records in every verdict that check 4, "the logic
 //     matches the spec", was not performed.
 //   - Command (-overseer-cmd, e.g. "claude -p") runs a command once per
 //     automation with a prompt under 500 tokens on stdin (the spec cut to 200
@@ -15,7 +15,7 @@
 //     is never run for retries.
 //
 // Failure taxonomy (none of these is a PASS):
-//   - ErrNotWired: Rules has no StructureFunc.
+//   - ErrNotWired: a Rules value without a StructureFunc (use NewRules).
 //   - ErrAlreadyReviewed: Command was asked again for an automation it reviewed.
 //   - *CommandError: the command could not start, exited non-zero, timed out or
 //     wrote more than 64 KiB; it keeps the exit code and the last lines of

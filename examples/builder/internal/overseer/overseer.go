@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/candorkit/candor/n8n"
 )
 
 // Verdict is an overseer's decision on one workflow.
@@ -52,7 +54,7 @@ type Overseer interface {
 
 // Sentinel errors; see the package documentation.
 var (
-	ErrNotWired        = errors.New("overseer: rules overseer has no structure check (n8n.ValidateJSON is not wired)")
+	ErrNotWired        = errors.New("overseer: rules overseer has no structure check (use NewRules)")
 	ErrAlreadyReviewed = errors.New("overseer: the command already reviewed this automation; it is not run for retries")
 )
 
@@ -65,22 +67,27 @@ const CheckLogicNotPerformed = "check 4: the logic matches the spec (not perform
 type StructureFunc func(workflow json.RawMessage) []string
 
 // Rules is the default overseer. It runs the playbook's checks 1–3
-// mechanically: 1 structure (Structure), 2 credentials (every credential a
-// node references is one of Review.Credentials, by exact name), 3 no stubs
-// (no NoOp or disabled node, no placeholder text such as TODO, FIXME,
-// YOUR_…, <api key> or example.com in parameters). It never performs check 4.
-//
-// TODO(lead, phase two): wire check 1 to package n8n, e.g.
-//
-//	overseer.Rules{Structure: func(wf json.RawMessage) []string {
-//		var out []string
-//		for _, p := range n8n.ValidateJSON(wf) {
-//			out = append(out, p.String())
-//		}
-//		return out
-//	}}
+// mechanically: 1 structure (Structure; NewRules wires it to
+// n8n.ValidateJSON), 2 credentials (every credential a node references is one
+// of Review.Credentials, by exact name), 3 no stubs (no NoOp or disabled node,
+// no placeholder text such as TODO, FIXME, YOUR_…, <api key> or example.com in
+// parameters). It never performs check 4.
 type Rules struct {
 	Structure StructureFunc
+}
+
+// NewRules returns the rules overseer with check 1 done by n8n.ValidateJSON.
+func NewRules() Rules { return Rules{Structure: N8NStructure} }
+
+// N8NStructure is check 1 by package n8n: every problem n8n.ValidateJSON
+// reports, as "path: message".
+func N8NStructure(workflow json.RawMessage) []string {
+	problems := n8n.ValidateJSON(workflow)
+	out := make([]string, 0, len(problems))
+	for _, p := range problems {
+		out = append(out, p.String())
+	}
+	return out
 }
 
 // Review implements Overseer.

@@ -264,3 +264,25 @@ func TestPlaceholderText(t *testing.T) {
 		}
 	}
 }
+
+func TestNewRulesUsesN8NValidation(t *testing.T) {
+	ctx := context.Background()
+	// wf's node ids are not UUIDs and its webhook has no webhookId: n8n's
+	// validation finds both, so check 1 fails.
+	v, err := NewRules().Review(ctx, review(1))
+	if err != nil || v.Pass || !strings.HasPrefix(v.Reason, "Check 1 (structure) failed: $.nodes[0]") {
+		t.Fatalf("verdict %+v, %v; want a check 1 FAIL naming $.nodes[0]", v, err)
+	}
+	good := `{"name":"Relay","nodes":[
+ {"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"Webhook","type":"n8n-nodes-base.webhook","typeVersion":2,"webhookId":"7c9e6679-7425-40de-944b-e07fc1f90ae7","position":[250,300],"parameters":{"path":"x"}},
+ {"id":"9b2d3c4e-1f0a-4b5c-8d7e-6f5a4b3c2d1e","name":"Post to Slack","type":"n8n-nodes-base.slack","typeVersion":2,"position":[450,300],"parameters":{},"credentials":{"slackApi":{"name":"Slack-sandbox"}}}],
+ "connections":{"Webhook":{"main":[[{"node":"Post to Slack","type":"main","index":0}]]}},"settings":{}}`
+	r := review(1)
+	r.Workflow = json.RawMessage(good)
+	if v, err := NewRules().Review(ctx, r); err != nil || !v.Pass {
+		t.Fatalf("valid workflow: %+v, %v", v, err)
+	}
+	if got := N8NStructure(json.RawMessage(`[]`)); len(got) == 0 {
+		t.Fatal("a JSON array passed the structure check")
+	}
+}

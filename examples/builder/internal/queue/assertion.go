@@ -37,9 +37,15 @@ func (e *AssertionError) Error() string { return "queue: invalid assertion spec:
 // Every SQL query must return at least one row; every HTTP capture must have
 // been called (a request recorded in http_captures since the smoke run
 // started). At least one check is required.
+//
+// Trigger, optional, is the trigger data of the level-3 smoke run: the items
+// pinned as the trigger node's output (for a Webhook trigger, objects like
+// {"body": {...}, "headers": {...}}). Without it the trigger emits one empty
+// item.
 type Assertion struct {
-	SQL  []SQLCheck  `json:"sql,omitempty"`
-	HTTP []HTTPCheck `json:"http,omitempty"`
+	SQL     []SQLCheck       `json:"sql,omitempty"`
+	HTTP    []HTTPCheck      `json:"http,omitempty"`
+	Trigger []map[string]any `json:"trigger,omitempty"`
 }
 
 // SQLCheck is a query that must return at least one row. It runs against the
@@ -66,6 +72,11 @@ func (a Assertion) Validate() error {
 	for i, c := range a.SQL {
 		if strings.TrimSpace(c.Query) == "" {
 			return fmt.Errorf("sql[%d] has an empty query", i)
+		}
+	}
+	for i, item := range a.Trigger {
+		if item == nil {
+			return fmt.Errorf("trigger[%d] is not a JSON object", i)
 		}
 	}
 	for i, c := range a.HTTP {

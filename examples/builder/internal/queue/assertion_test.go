@@ -26,6 +26,8 @@ func TestParseAssertion(t *testing.T) {
 		"array":           `[{"query":"SELECT 1"}]`,
 		"wrong type":      `{"sql":"SELECT 1"}`,
 		"missing capture": `{"http":[{"method":"POST"}]}`,
+		"null trigger":    `{"sql":[{"query":"SELECT 1"}],"trigger":[null]}`,
+		"scalar trigger":  `{"sql":[{"query":"SELECT 1"}],"trigger":[1]}`,
 	}
 	for name, raw := range bad {
 		_, err := ParseAssertion(raw)
@@ -45,6 +47,7 @@ func FuzzParseAssertion(f *testing.F) {
 	f.Add(`{"sql":[{"query":"SELECT 1"}],"http":[{"capture":"crm-hook","method":"POST"}]}`)
 	f.Add(`{"http":[{"capture":"a"}]}`)
 	f.Add(`{"sql":[]}`)
+	f.Add(`{"sql":[{"query":"SELECT 1"}],"trigger":[{"body":{"order_id":1001}}]}`)
 	f.Add(`null`)
 	f.Add(`{"sql":[{"query":"SELECT 1"}]}x`)
 	f.Fuzz(func(t *testing.T, raw string) {

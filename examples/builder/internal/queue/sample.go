@@ -31,6 +31,12 @@ func Sample() NewIdea {
 		Assertion: &Assertion{
 			SQL:  []SQLCheck{{Query: "SELECT 1 FROM http_captures WHERE capture = 'order-confirmations' AND body LIKE '%confirmed%'"}},
 			HTTP: []HTTPCheck{{Capture: "order-confirmations", Method: "POST", BodyContains: "confirmed"}},
+			Trigger: []map[string]any{{
+				"headers": map[string]any{"content-type": "application/json"},
+				"params":  map[string]any{},
+				"query":   map[string]any{},
+				"body":    map[string]any{"order_id": 1001, "email": "buyer@shop.test"},
+			}},
 		},
 	}
 }

@@ -1,0 +1,172 @@
+package approval
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"time"
+)
+
+// migration is one forward-only schema step. Once released, a migration's
+// SQL never changes: Open records its checksum and refuses a database whose
+// recorded checksum differs. New behaviour is a new migration.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func (m migration) checksum() string {
+	sum := sha256.Sum256([]byte(m.sql))
+	return hex.EncodeToString(sum[:])
+}
+
+// schemaMigrations returns the schema's history, oldest first; versions
+// are 1, 2, 3, ... without gaps.
+func schemaMigrations() []migration {
+	return []migration{
+		{1, "tables", `
+CREATE TABLE operations (
+	seq          INTEGER PRIMARY KEY,
+	operation_id TEXT    NOT NULL UNIQUE,
+	draft        BLOB    NOT NULL,
+	status       TEXT    NOT NULL,
+	created_at   INTEGER NOT NULL,
+	verdict      TEXT,
+	comment      TEXT,
+	decided_by   TEXT,
+	decided_at   INTEGER,
+	completed_at INTEGER,
+	CHECK (CASE status
+		WHEN 'waiting'   THEN verdict IS NULL AND completed_at IS NULL
+		WHEN 'approved'  THEN verdict IS 'approve' AND completed_at IS NULL
+		WHEN 'rejected'  THEN verdict IS 'reject' AND completed_at IS NULL
+		WHEN 'completed' THEN verdict IS 'approve' AND completed_at IS NOT NULL
+		ELSE 0 END),
+	CHECK ((verdict IS NULL) = (comment IS NULL) AND (verdict IS NULL) = (decided_by IS NULL) AND
+		(verdict IS NULL) = (decided_at IS NULL))
+);
+CREATE TABLE items (
+	operation_id TEXT    NOT NULL PRIMARY KEY REFERENCES operations (operation_id),
+	id           INTEGER NOT NULL,
+	draft        BLOB    NOT NULL,
+	created_at   INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE receipts (
+	operation_id  TEXT    NOT NULL REFERENCES operations (operation_id),
+	graph_version TEXT    NOT NULL,
+	session_id    TEXT    NOT NULL,
+	checkpoint_id TEXT    NOT NULL,
+	request_id    TEXT    NOT NULL,
+	issued_at     INTEGER NOT NULL,
+	PRIMARY KEY (operation_id, graph_version, session_id, checkpoint_id, request_id)
+) WITHOUT ROWID;
+`},
+		{2, "append-only triggers", `
+CREATE TRIGGER operations_insert BEFORE INSERT ON operations
+WHEN NEW.status <> 'waiting'
+BEGIN SELECT RAISE(ABORT, 'approval: an operation is registered as waiting'); END;
+
+CREATE TRIGGER operations_transition BEFORE UPDATE ON operations
+WHEN NOT (
+	NEW.seq IS OLD.seq AND NEW.operation_id IS OLD.operation_id AND
+	NEW.draft IS OLD.draft AND NEW.created_at IS OLD.created_at AND (
+		(OLD.status = 'waiting' AND NEW.status IN ('approved', 'rejected'))
+		OR
+		(OLD.status = 'approved' AND NEW.status = 'completed' AND
+			NEW.verdict IS OLD.verdict AND NEW.comment IS OLD.comment AND
+			NEW.decided_by IS OLD.decided_by AND NEW.decided_at IS OLD.decided_at AND
+			EXISTS (SELECT 1 FROM items i WHERE i.operation_id = NEW.operation_id))))
+BEGIN SELECT RAISE(ABORT, 'approval: operations change only by a permitted status transition'); END;
+
+CREATE TRIGGER operations_no_delete BEFORE DELETE ON operations
+BEGIN SELECT RAISE(ABORT, 'approval: operations are never deleted'); END;
+
+CREATE TRIGGER items_insert BEFORE INSERT ON items
+WHEN NOT EXISTS (SELECT 1 FROM operations o
+	WHERE o.operation_id = NEW.operation_id AND o.status = 'approved' AND o.draft IS NEW.draft AND o.seq IS NEW.id)
+BEGIN SELECT RAISE(ABORT, 'approval: an item is the persisted draft of an approved operation'); END;
+
+CREATE TRIGGER items_no_update BEFORE UPDATE ON items
+BEGIN SELECT RAISE(ABORT, 'approval: items are immutable'); END;
+
+CREATE TRIGGER items_no_delete BEFORE DELETE ON items
+BEGIN SELECT RAISE(ABORT, 'approval: items are never deleted'); END;
+
+CREATE TRIGGER receipts_no_update BEFORE UPDATE ON receipts
+BEGIN SELECT RAISE(ABORT, 'approval: receipts are immutable'); END;
+
+CREATE TRIGGER receipts_no_delete BEFORE DELETE ON receipts
+BEGIN SELECT RAISE(ABORT, 'approval: receipts are never deleted'); END;
+`},
+		{3, "list by status index", `
+CREATE INDEX operations_by_status ON operations (status, seq);
+`},
+	}
+}
+
+// migrate brings the schema to the last of ms inside tx, which the caller
+// opened with BEGIN IMMEDIATE, so concurrent openers apply each step once.
+func migrate(ctx context.Context, tx *sql.Tx, ms []migration, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	name       TEXT    NOT NULL,
+	checksum   TEXT    NOT NULL,
+	applied_at INTEGER NOT NULL
+)`); err != nil {
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT version, checksum FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		return err
+	}
+	applied := map[int]string{}
+	highest := 0
+	for rows.Next() {
+		var v int
+		var sum string
+		if err := rows.Scan(&v, &sum); err != nil {
+			rows.Close()
+			return err
+		}
+		applied[v] = sum
+		highest = max(highest, v)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if highest > len(ms) {
+		return fmt.Errorf("%w: database is at version %d, this package knows %d", ErrSchemaTooNew, highest, len(ms))
+	}
+	for i, m := range ms {
+		if m.version != i+1 {
+			return fmt.Errorf("approval: migration %d has version %d", i+1, m.version)
+		}
+		sum, ok := applied[m.version]
+		if ok {
+			if sum != m.checksum() {
+				return fmt.Errorf("%w: version %d (%s) recorded with checksum %s, package has %s",
+					ErrSchemaAltered, m.version, m.name, sum, m.checksum())
+			}
+			continue
+		}
+		if m.version <= highest {
+			return fmt.Errorf("%w: version %d (%s) is missing below recorded version %d",
+				ErrSchemaAltered, m.version, m.name, highest)
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)`,
+			m.version, m.name, m.checksum(), now.UTC().UnixNano()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
