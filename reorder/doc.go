@@ -46,5 +46,8 @@
 // adds *MandateError (errors.Is(err, ErrNoMandate) when no mandate exists;
 // otherwise it wraps the source's own error), returned before any read.
 // Schedule and Run report ErrSchedule. Items without a code and negative
-// on-hand quantities do not stop a scan but add a reason and escalate.
+// on-hand quantities do not stop a scan but add a reason and escalate; an
+// item without a code, or with an on-hand quantity so negative that
+// OrderUpTo − OnHand overflows, is not proposed. A Line's Quantity is
+// always positive.
 package reorder

@@ -182,8 +182,10 @@ func Plan(ctx context.Context, catalog Catalog, policy Policy) (Proposal, error)
 		pages   int
 		seenCur = map[string]bool{}
 		seen    = map[string]bool{}
-		noCode  int
-		reached bool // the catalog signalled its last page
+		// unproposed counts the items examined but not assessed: no
+		// code, or an on-hand quantity out of range.
+		unproposed int
+		reached    bool // the catalog signalled its last page
 	)
 	incomplete := func(reason string, cause error) {
 		prop.Reasons = append(prop.Reasons, reason)
@@ -226,7 +228,7 @@ func Plan(ctx context.Context, catalog Catalog, policy Policy) (Proposal, error)
 		for i, it := range items {
 			prop.Scanned++
 			if strings.TrimSpace(it.Code) == "" {
-				noCode++
+				unproposed++
 				prop.Reasons = append(prop.Reasons, fmt.Sprintf("item %d of page %d has no code: not proposed", i+1, pages))
 				continue
 			}
@@ -237,12 +239,20 @@ func Plan(ctx context.Context, catalog Catalog, policy Policy) (Proposal, error)
 			}
 			seen[it.Code] = true
 			if it.OnHand < p.ReorderPoint {
+				// OrderUpTo ≥ ReorderPoint > OnHand, so the quantity is
+				// positive unless the subtraction overflowed.
+				qty := p.OrderUpTo - it.OnHand
+				if qty <= 0 {
+					unproposed++
+					prop.Reasons = append(prop.Reasons, fmt.Sprintf("%s reports an on-hand quantity out of range (%d): not proposed", it.Code, it.OnHand))
+					continue
+				}
 				if it.OnHand < 0 {
 					prop.Reasons = append(prop.Reasons, fmt.Sprintf("%s reports a negative on-hand quantity (%d)", it.Code, it.OnHand))
 				}
 				prop.Lines = append(prop.Lines, Line{
 					Code: it.Code, Name: it.Name, Vendor: it.Vendor,
-					OnHand: it.OnHand, Quantity: p.OrderUpTo - it.OnHand,
+					OnHand: it.OnHand, Quantity: qty,
 				})
 			}
 		}
@@ -270,7 +280,7 @@ func Plan(ctx context.Context, catalog Catalog, policy Policy) (Proposal, error)
 	if n := len(prop.Lines); n > 0 {
 		prop.Reasons = append(prop.Reasons, fmt.Sprintf("%d reference(s) below reorder point %d: a purchase needs a human decision", n, p.ReorderPoint))
 	}
-	prop.Escalate = !prop.Complete || len(prop.Lines) > 0 || noCode > 0
+	prop.Escalate = !prop.Complete || len(prop.Lines) > 0 || unproposed > 0
 	if prop.Complete {
 		return prop, nil
 	}

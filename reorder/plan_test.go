@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -188,6 +189,19 @@ func TestPlanCatalogMisbehaviour(t *testing.T) {
 		p, err := reorder.Plan(ctx, &memCatalog{items: odd, noTotal: true}, reorder.Policy{})
 		if err != nil || !p.Complete || !p.Escalate || len(p.Lines) != 0 || !hasReason(p, "has no code") {
 			t.Fatalf("got %+v, %v", p, err)
+		}
+	})
+	t.Run("on hand too negative to compute a quantity", func(t *testing.T) {
+		odd := []reorder.Item{{Code: "X1", OnHand: math.MinInt}, {Code: "X2", OnHand: 10}}
+		p, err := reorder.Plan(ctx, &memCatalog{items: odd}, reorder.Policy{})
+		if err != nil || !p.Complete || !p.Escalate || len(p.Lines) != 1 || p.Lines[0].Code != "X2" || p.Lines[0].Quantity != 140 ||
+			!hasReason(p, "X1 reports an on-hand quantity out of range") {
+			t.Fatalf("got %+v, %v", p, err)
+		}
+		for _, l := range p.Lines {
+			if l.Quantity <= 0 {
+				t.Fatalf("line %+v proposes a quantity that is not positive", l)
+			}
 		}
 	})
 	t.Run("negative on hand", func(t *testing.T) {

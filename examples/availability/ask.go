@@ -11,6 +11,7 @@ import (
 	a2apb "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"golang.org/x/oauth2"
 
 	"github.com/candorkit/candor/a2a"
 )
@@ -37,22 +38,6 @@ type answer struct {
 	Err      error  // the call itself failed (no task)
 }
 
-// bearer puts the caller's token on every request of the A2A client; with
-// no token it sends no Authorization header.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	if b.token == "" {
-		return b.next.RoundTrip(r)
-	}
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
-
 // askAgent resolves the agent's card at base and sends each question with an
 // a2a-go v2 client speaking A2A 1.0 JSON-RPC, as the caller holding token.
 func askAgent(ctx context.Context, base, token string, questions []string) ([]answer, error) {
@@ -62,7 +47,12 @@ func askAgent(ctx context.Context, base, token string, questions []string) ([]an
 	if err != nil {
 		return nil, fmt.Errorf("resolving the agent card at %s: %w", base, err)
 	}
-	hc := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
+	// The caller's token goes on every request of the A2A client; with no
+	// token no Authorization header is sent.
+	hc := &http.Client{}
+	if token != "" {
+		hc.Transport = &oauth2.Transport{Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: token, TokenType: "Bearer"})}
+	}
 	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(hc))
 	if err != nil {
 		return nil, fmt.Errorf("A2A client: %w", err)

@@ -21,9 +21,8 @@ const maxDiscoveryBytes = 256 << 10
 // §4.3), and no redirect is followed.
 func discoverTokenURL(ctx context.Context, issuer string) (string, error) {
 	issuer = strings.TrimSuffix(issuer, "/")
-	u, err := url.Parse(issuer)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname()))) {
-		return "", fmt.Errorf("issuer %q must be an absolute https URL (plain http only on loopback)", issuer)
+	if err := checkSecureURL("issuer", issuer); err != nil {
+		return "", err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -61,7 +60,26 @@ func discoverTokenURL(ctx context.Context, issuer string) (string, error) {
 	if doc.TokenEndpoint == "" {
 		return "", fmt.Errorf("discovery at %s: no token_endpoint", issuer)
 	}
+	if err := checkSecureURL("token_endpoint", doc.TokenEndpoint); err != nil {
+		return "", fmt.Errorf("discovery at %s: %w", issuer, err)
+	}
 	return doc.TokenEndpoint, nil
+}
+
+// checkSecureURL refuses a URL that a client secret or a token would travel
+// to in clear: it must be an absolute https URL, plain http only on
+// loopback. name says which setting it is; the URL is quoted without any
+// password it holds.
+func checkSecureURL(name, raw string) error {
+	u, err := url.Parse(raw)
+	if err == nil && u.Host != "" && (u.Scheme == "https" || u.Scheme == "http" && loopback(u.Hostname())) {
+		return nil
+	}
+	shown := raw
+	if err == nil {
+		shown = u.Redacted()
+	}
+	return fmt.Errorf("%s %q must be an absolute https URL (plain http only on loopback)", name, shown)
 }
 
 func loopback(host string) bool {

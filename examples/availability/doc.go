@@ -4,13 +4,14 @@
 //
 //	go run ./examples/availability
 //
-// With no flags it starts, on 127.0.0.1, the embedded MCP catalog
-// (examples/internal/catalog, 110 products), an embedded OpenID provider
-// (internal/oidctest, zitadel/oidc's OP: a demo user "marie", the front-end
-// client that issued her token, the agent's confidential client allowed to
-// exchange tokens, and the catalog's audience "catalog-mcp") and the agent;
-// then it sends three questions through an a2a-go v2 client speaking A2A
-// 1.0 and prints each task's state and answer:
+// With no flags it starts, on 127.0.0.1, the demo world of
+// examples/internal/demo (shared with the reorder example): the embedded
+// MCP catalog (examples/internal/catalog, 110 products), an embedded OpenID
+// provider (internal/oidctest, zitadel/oidc's OP: a demo user "marie", the
+// front-end client that issued her token, the agent's confidential client
+// allowed to exchange tokens, and the catalog's audience "catalog-mcp") and
+// the agent; then it sends three questions through an a2a-go v2 client
+// speaking A2A 1.0 and prints each task's state and answer:
 //
 //	> Peut-on promettre S10_1949 ?
 //	  completed: Yes — 1952 Alpine Renault 1300 (S10_1949) can be promised: 7305 in stock, above the reorder threshold of 50.
@@ -52,10 +53,13 @@
 //	-client-secret  its secret; prefer AVAILABILITY_CLIENT_SECRET
 //	-audience AUD   audience requested for the catalog  (AVAILABILITY_AUDIENCE)
 //
-// Naming any real service starts nothing embedded: then -mcp, -issuer or
-// -token-url, -client-id and the client secret are all required, and
-// asking (not -serve) needs the caller's access token in
-// AVAILABILITY_USER_TOKEN.
+// Naming any real service (an -audience or a caller's token in
+// AVAILABILITY_USER_TOKEN included) starts nothing embedded: then -mcp,
+// -issuer or -token-url, -client-id and the client secret are all
+// required, and asking (not -serve) needs the caller's access token in
+// AVAILABILITY_USER_TOKEN. The catalog, the issuer, the token endpoint and
+// the token endpoint that discovery names must be https (plain http only
+// on loopback): a token or the client secret never travels in clear.
 //
 // # Failures
 //

@@ -8,23 +8,20 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/candorkit/candor/examples/availability/internal/check"
+	"github.com/candorkit/candor/examples/internal/demo"
 	"github.com/candorkit/candor/tokenexchange"
 )
 
 func main() {
-	// zitadel's OP logs through slog.Default (an Info line per route when
-	// the embedded provider starts). This binary keeps only warnings and
-	// errors from the default logger; its own logger is separate (-v).
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr))
+	// demo.Main keeps only warnings and errors from slog.Default, which
+	// zitadel's OP logs through; this program's own logger is separate (-v).
+	demo.Main(func(ctx context.Context) int {
+		return run(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
+	})
 }
 
 // Environment variables read when the matching flag is not given.
@@ -50,9 +47,27 @@ type options struct {
 	userToken                                                  string
 }
 
-// real reports whether any real service is named: then nothing embedded runs.
+// real reports whether any real service is named (an audience or a
+// caller's token included, which the embedded demo would ignore): then
+// nothing embedded runs.
 func (o *options) real() bool {
-	return o.mcpURL != "" || o.issuer != "" || o.tokenURL != "" || o.clientID != "" || o.clientSecret != ""
+	return o.mcpURL != "" || o.issuer != "" || o.tokenURL != "" || o.clientID != "" || o.clientSecret != "" ||
+		o.audience != "" || o.userToken != ""
+}
+
+// checkURLs refuses, before anything starts, a catalog or provider URL that
+// the exchanged token or the client secret would reach in clear (the
+// libraries refuse them too, but only at the first question).
+func (o *options) checkURLs() error {
+	for _, u := range []struct{ name, value string }{{"-mcp", o.mcpURL}, {"-issuer", o.issuer}, {"-token-url", o.tokenURL}} {
+		if u.value == "" {
+			continue
+		}
+		if err := checkSecureURL(u.name, u.value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // missing names what a real-services run lacks.
@@ -89,10 +104,12 @@ Usage:
   availability [-ask "question"] [-serve] [-listen addr] [-v]
                [-mcp URL -issuer URL|-token-url URL -client-id ID [-audience AUD]]
 
-Naming any real service (-mcp, -issuer, -token-url, -client-id, -client-secret) starts
-nothing embedded: then all of them are required, the client secret preferably from
-` + envClientSecret + `, and asking needs the caller's access token in ` + envUserToken + `.
-Secrets and tokens are never printed or logged.
+Naming any real service (-mcp, -issuer, -token-url, -client-id, -client-secret, -audience,
+or a caller's token in ` + envUserToken + `) starts nothing embedded: then all of them are
+required (-audience excepted), the client secret preferably from ` + envClientSecret + `,
+and asking needs the caller's access token in ` + envUserToken + `. The catalog and the
+provider must be https URLs (plain http only on loopback). Secrets and tokens are never
+printed or logged.
 
 Flags:
 `
@@ -148,6 +165,10 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 			fmt.Fprintf(stderr, "with a real service named, these are required too: %s\n", strings.Join(m, "; "))
 			return 2
 		}
+		if err := o.checkURLs(); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
 	}
 
 	level := slog.LevelError
@@ -188,7 +209,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 
 // stack is everything one run started.
 type stack struct {
-	emb       *embedded // nil with real services
+	emb       *demo.World // nil with real services
 	agent     *agentServer
 	checker   *check.Checker
 	tokens    *tokenexchange.Cache // the agent's exchanged tokens, by caller token
@@ -217,13 +238,18 @@ func start(ctx context.Context, o *options, log *slog.Logger) (_ *stack, err err
 		}
 		st.userToken = o.userToken
 	} else {
-		if st.emb, err = startEmbedded(ctx, log); err != nil {
+		// The demo prints which token each catalog request carried; a
+		// server (-serve) keeps only the counts, not a log that grows with
+		// every request.
+		var extra []demo.Option
+		if !o.serve {
+			extra = append(extra, demo.WithCallLog())
+		}
+		if st.emb, err = startEmbedded(ctx, log, extra...); err != nil {
 			return nil, fmt.Errorf("starting the embedded services: %w", err)
 		}
-		exchange = tokenexchange.Config{
-			TokenURL: st.emb.OP.TokenURL(), ClientID: agentClient, ClientSecret: st.emb.AgentSecret,
-			Audience: []string{mcpAudience}, Logger: log,
-		}
+		exchange = *st.emb.AgentConfig()
+		exchange.Logger = log
 		mcpURL = st.emb.MCPURL
 		if st.userToken, err = st.emb.UserToken(ctx); err != nil {
 			return nil, err

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/candorkit/candor/examples/availability/internal/check"
+	"github.com/candorkit/candor/examples/internal/demo"
 	"github.com/candorkit/candor/internal/oidctest"
 	"github.com/candorkit/candor/mcpclient"
 	"github.com/candorkit/candor/tokenexchange"
@@ -397,7 +399,7 @@ func TestRunAskThreshold(t *testing.T) {
 // must start nothing embedded, discover the token URL, and never print the
 // secret or a token.
 func TestRunRealServices(t *testing.T) {
-	emb, err := startEmbedded(t.Context(), discard)
+	emb, err := startEmbedded(t.Context(), discard, demo.WithCallLog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +432,11 @@ func TestRunRealServices(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range emb.Calls() {
+	calls := emb.Calls()
+	if len(calls) == 0 {
+		t.Fatal("the given catalog recorded no request")
+	}
+	for _, c := range calls {
 		if c.Err != nil || c.Token == userToken {
 			t.Fatal("the given catalog was sent a token other than the exchanged one")
 		}
@@ -441,6 +447,22 @@ func TestRunRealServices(t *testing.T) {
 	code := run(t.Context(), []string{"-mcp", emb.MCPURL, "-client-id", agentClient, "-issuer", emb.MCPURL}, envOf(env), &out, &errOut)
 	if code != 1 || !strings.Contains(errOut.String(), "discovery at") {
 		t.Fatalf("bad issuer: exit %d, %s", code, errOut.String())
+	}
+}
+
+// A discovery document that names a plain-http token endpoint on another
+// host is refused: the agent's client secret would travel in clear.
+func TestDiscoveryRefusesPlainHTTPTokenEndpoint(t *testing.T) {
+	var issuer string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": issuer, "token_endpoint": "http://id.example/token"})
+	}))
+	t.Cleanup(srv.Close)
+	issuer = srv.URL
+	_, err := discoverTokenURL(t.Context(), issuer)
+	if err == nil || !strings.Contains(err.Error(), `token_endpoint "http://id.example/token" must be an absolute https URL`) {
+		t.Fatalf("discovery of a plain-http token endpoint: %v", err)
 	}
 }
 
@@ -457,6 +479,16 @@ func TestFlagErrors(t *testing.T) {
 		{"serve and ask", []string{"-serve", "-ask", "x"}, nil, 2, "exclude each other"},
 		{"argument", []string{"S10_1949"}, nil, 2, "takes no arguments"},
 		{"unknown flag", []string{"-nope"}, nil, 2, "flag provided but not defined"},
+		// An audience or a caller's token names real services too: the
+		// embedded demo would silently ignore them.
+		{"audience only", []string{"-audience", "catalog-mcp"}, nil, 2, "-mcp (AVAILABILITY_MCP_URL)"},
+		{"user token only", nil, map[string]string{envUserToken: "s3cr3t-value"}, 2, "-client-id (AVAILABILITY_CLIENT_ID)"},
+		// A token or a client secret never goes over plain http to
+		// another host: refused before anything starts.
+		{"plain http catalog", []string{"-mcp", "http://catalog.example/mcp", "-token-url", "https://id.example/token", "-client-id", "a"},
+			map[string]string{envClientSecret: "s3cr3t-value", envUserToken: "t"}, 2, "-mcp \"http://catalog.example/mcp\" must be an absolute https URL"},
+		{"plain http token URL", []string{"-mcp", "https://catalog.example/mcp", "-token-url", "http://id.example/token", "-client-id", "a"},
+			map[string]string{envClientSecret: "s3cr3t-value", envUserToken: "t"}, 2, "-token-url \"http://id.example/token\" must be an absolute https URL"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -527,6 +559,28 @@ func TestServe(t *testing.T) {
 	}
 	if strings.Contains(errOut.String(), string(token)) {
 		t.Fatal("the token was logged")
+	}
+}
+
+// TestServeKeepsNoCallLog: a serving agent keeps counts of what its
+// embedded catalog verified, not a log of every token it was sent, which
+// would grow for as long as it serves.
+func TestServeKeepsNoCallLog(t *testing.T) {
+	st, err := start(t.Context(), &options{serve: true, listen: "127.0.0.1:0"}, discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	for range 3 {
+		if got, code := send03(t, st.agent.Endpoint, st.userToken, "Peut-on promettre S10_1949 ?"); code != 0 || got != (outcome{"completed", "", yesText}) {
+			t.Fatalf("asking the served agent: %+v (%d)", got, code)
+		}
+	}
+	if ok, refused := st.emb.Verified(); ok == 0 || refused != 0 {
+		t.Fatalf("catalog bearer checks: %d verified, %d refused", ok, refused)
+	}
+	if n := len(st.emb.Calls()); n != 0 {
+		t.Fatalf("the serving agent's catalog logged %d calls with their tokens", n)
 	}
 }
 

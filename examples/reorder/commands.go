@@ -195,9 +195,9 @@ func (a *app) mandateCmd(ctx context.Context, cmd string, args []string) int {
 	if *agentName == "" {
 		*agentName = demoAgent
 	}
-	demo := *user == demoUser && *agentName == demoAgent
+	isDemo := *user == demoUser && *agentName == demoAgent
 	offline := a.env(envOfflineToken)
-	if cmd == "grant" && offline == "" && !demo {
+	if cmd == "grant" && offline == "" && !isDemo {
 		fmt.Fprintf(a.stderr, "reorder grant: put %s's offline refresh token in %s\n", *user, envOfflineToken)
 		return exitUsage
 	}
@@ -205,7 +205,7 @@ func (a *app) mandateCmd(ctx context.Context, cmd string, args []string) int {
 		fmt.Fprintf(a.stderr, "reorder %s: %v\n", cmd, err)
 		return exitFail
 	}
-	key, err := a.mandateKey(*state, demo)
+	key, err := a.mandateKey(*state, isDemo)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "reorder %s: %v\n", cmd, err)
 		return exitFail
@@ -232,11 +232,11 @@ func (a *app) mandateCmd(ctx context.Context, cmd string, args []string) int {
 		fmt.Fprintf(a.stdout, "demo: %s grants %s a mandate again; the next run uses it\n", *user, *agentName)
 	default:
 		err := store.Revoke(ctx, *user, *agentName)
-		if err != nil && !(demo && errors.Is(err, tokenexchange.ErrNoMandate)) {
+		if err != nil && !(isDemo && errors.Is(err, tokenexchange.ErrNoMandate)) {
 			fmt.Fprintln(a.stderr, "reorder revoke:", err)
 			return exitFail
 		}
-		if demo {
+		if isDemo {
 			if err := writeConsent(*state, consentRevoked); err != nil {
 				fmt.Fprintln(a.stderr, "reorder revoke:", err)
 				return exitFail

@@ -44,11 +44,12 @@
 //     completion or not at all, and approving again writes nothing. reject
 //     after approve (or approve after reject) is refused and changes nothing.
 //
-// By default everything runs on 127.0.0.1: the embedded MCP catalog of
-// examples/internal/catalog (110 classicmodels products) behind a bearer
-// check that verifies every token at an embedded OpenID provider
-// (internal/oidctest), where the demo user marie grants the agent a mandate
-// on the first run. The provider lives as long as the process, so while her
+// By default everything runs on 127.0.0.1, in the demo world of
+// examples/internal/demo shared with the availability example: the
+// embedded MCP catalog of examples/internal/catalog (110 classicmodels
+// products) behind a bearer check that verifies every token at an embedded
+// OpenID provider (internal/oidctest), where the demo user marie grants the
+// agent a mandate on the first run. The provider lives as long as the process, so while her
 // consent stands the demo has her grant a fresh offline token at every
 // start; revoke erases the mandate and records her choice, grant restores
 // it. With -catalog URL nothing is embedded: -token-url, -client-id, -user

@@ -5,25 +5,22 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 
-	"github.com/candorkit/candor/examples/internal/catalog"
-	"github.com/candorkit/candor/internal/oidctest"
+	"github.com/candorkit/candor/examples/internal/demo"
 	"github.com/candorkit/candor/tokenexchange"
 )
 
 // Identities of the embedded demo.
 const (
-	demoUser    = "marie"         // the person whose mandate the agent uses
+	demoUser    = demo.User       // the person whose mandate the agent uses
 	demoAgent   = "reorder-agent" // this agent: a confidential client allowed to exchange
-	mcpAudience = "catalog-mcp"   // the catalog, a bearer-only resource server
+	mcpAudience = demo.Audience   // the catalog, a bearer-only resource server
 )
 
 // Files of the embedded demo in the state directory.
@@ -32,90 +29,12 @@ const (
 	demoConsentFile = "demo-consent"     // "granted" or "revoked": Marie's standing choice
 )
 
-// embedded is the catalog and the OpenID provider the demo starts on
-// 127.0.0.1 when no -catalog is given.
-type embedded struct {
-	Catalog *catalog.Server
-	OP      *oidctest.Provider
-	MCPURL  string
-	secret  string
-
-	stopCatalog func()
-
-	mu       sync.Mutex
-	verified int // catalog requests whose token the provider verified
-	refused  int // catalog requests whose token it refused
-}
-
-// startEmbedded starts the provider (Marie, the agent client, the catalog
-// audience) and the catalog, whose bearer check verifies every request's
-// token at the provider for the catalog's audience (signature, issuer,
-// expiry, aud).
-func startEmbedded(ctx context.Context, log *slog.Logger) (_ *embedded, err error) {
-	op, err := oidctest.Start(oidctest.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("starting the embedded OpenID provider: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			op.Close()
-		}
-	}()
-	secret := make([]byte, 24)
-	_, _ = rand.Read(secret) // crypto/rand.Read never fails
-	e := &embedded{OP: op, secret: hex.EncodeToString(secret)}
-	err = errors.Join(
-		op.AddUser(oidctest.User{ID: demoUser, Username: demoUser, Name: "Marie Martin", Email: "marie@example.com"}),
-		op.AddClient(oidctest.Client{ID: demoAgent, Secret: e.secret, TokenExchange: true, Audiences: []string{mcpAudience}}),
-		op.AddClient(oidctest.Client{ID: mcpAudience}),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("configuring the embedded OpenID provider: %w", err)
-	}
-	e.Catalog, err = catalog.New(catalog.WithBearerCheck(e.check), catalog.WithLogger(log))
-	if err != nil {
-		return nil, err
-	}
-	e.MCPURL, e.stopCatalog, err = e.Catalog.Start(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
-// check is the catalog's bearer check.
-func (e *embedded) check(ctx context.Context, token string) error {
-	_, err := e.OP.VerifyAccessToken(ctx, token, mcpAudience)
-	e.mu.Lock()
-	if err != nil {
-		e.refused++
-	} else {
-		e.verified++
-	}
-	e.mu.Unlock()
-	return err
-}
-
-// Verified returns how many catalog requests carried a token the provider
-// verified for the catalog, and how many were refused.
-func (e *embedded) Verified() (ok, refused int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.verified, e.refused
-}
-
-// agentConfig is the agent's token configuration at the embedded provider.
-func (e *embedded) agentConfig() *tokenexchange.Config {
-	return &tokenexchange.Config{
-		TokenURL: e.OP.TokenURL(), ClientID: demoAgent, ClientSecret: e.secret,
-		Audience: []string{mcpAudience},
-	}
-}
-
-// Close stops the catalog and the provider.
-func (e *embedded) Close() {
-	e.stopCatalog()
-	e.OP.Close()
+// startEmbedded starts the demo world of examples/internal/demo: the
+// provider (Marie, this agent's client, the catalog's audience) and the
+// catalog, whose bearer check verifies every request's token at the
+// provider for the catalog's audience (signature, issuer, expiry, aud).
+func startEmbedded(ctx context.Context, log *slog.Logger) (*demo.World, error) {
+	return demo.Start(ctx, demoAgent, demo.WithLogger(log))
 }
 
 // consent is Marie's standing choice in the demo.
@@ -154,7 +73,7 @@ func writeConsent(dir string, c consent) error {
 // has her grant a fresh offline token. Once she revoked it, nothing is
 // granted and the agent finds no mandate. A real provider keeps the offline
 // session, and the store keeps its rotated refresh token from run to run.
-func grantDemoMandate(ctx context.Context, e *embedded, store *tokenexchange.MandateStore, dir string, log *slog.Logger) error {
+func grantDemoMandate(ctx context.Context, e *demo.World, store *tokenexchange.MandateStore, dir string, log *slog.Logger) error {
 	c, err := readConsent(dir)
 	if err != nil {
 		return err
@@ -163,9 +82,9 @@ func grantDemoMandate(ctx context.Context, e *embedded, store *tokenexchange.Man
 		log.Info("demo: marie revoked her mandate; not granting it again", slog.String("grant-again", "reorder grant"))
 		return nil
 	}
-	offline, err := e.OP.OfflineToken(ctx, demoUser, demoAgent)
+	offline, err := e.OfflineToken(ctx)
 	if err != nil {
-		return fmt.Errorf("demo: issuing marie's offline token: %w", err)
+		return fmt.Errorf("demo: %w", err)
 	}
 	if err := store.Grant(ctx, demoUser, demoAgent, offline); err != nil {
 		return fmt.Errorf("demo: storing marie's mandate: %w", err)

@@ -8,30 +8,24 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	_ "time/tzdata" // the schedule's zone must load on machines without a zone database
 
 	"github.com/candorkit/candor/approval"
+	"github.com/candorkit/candor/examples/internal/demo"
 	"github.com/candorkit/candor/mcpclient"
 	"github.com/candorkit/candor/reorder"
 	"github.com/candorkit/candor/tokenexchange"
 )
 
 func main() {
-	// zitadel's OP logs through slog.Default (a line per route when the
-	// embedded provider starts): keep only its warnings and errors. This
-	// program's own logger is separate (-v).
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	// demo.Main keeps only warnings and errors from slog.Default, which
+	// zitadel's OP logs through; this program's own logger is separate (-v).
 	a := &app{stdout: os.Stdout, stderr: os.Stderr, lookup: os.LookupEnv, now: time.Now, progName: progName(os.Args[0])}
-	code := a.run(ctx, os.Args[1:])
-	stop()
-	os.Exit(code)
+	demo.Main(func(ctx context.Context) int { return a.run(ctx, os.Args[1:]) })
 }
 
 // Environment variables. Secrets are read only from the environment or a
@@ -73,7 +67,7 @@ type app struct {
 	clock          reorder.Clock // nil: the system clock
 	// started, when set, receives the embedded catalog and provider once
 	// they run (tests read their counters).
-	started func(*embedded)
+	started func(*demo.World)
 }
 
 // progName is "go run ./examples/reorder" under go run, else the name the
@@ -219,7 +213,7 @@ func (a *app) logger(verbose bool) *slog.Logger {
 
 // mandateKey returns the key sealing mandates: CANDOR_MANDATE_KEY, or, for
 // the embedded demo only, the demo key file in the state directory.
-func (a *app) mandateKey(dir string, demo bool) ([]byte, error) {
+func (a *app) mandateKey(dir string, isDemo bool) ([]byte, error) {
 	if v := a.env(envMandateKey); v != "" {
 		k, err := tokenexchange.ParseKey(v)
 		if err != nil {
@@ -228,7 +222,7 @@ func (a *app) mandateKey(dir string, demo bool) ([]byte, error) {
 		}
 		return k, nil
 	}
-	if !demo {
+	if !isDemo {
 		return nil, fmt.Errorf("%s is required with real services (32 bytes, base64 or hex)", envMandateKey)
 	}
 	return demoKey(dir)
@@ -395,8 +389,8 @@ func (a *app) setup(ctx context.Context, o *agentOptions, sched reorder.Schedule
 			closeAll()
 		}
 	}()
-	demo := o.catalogURL == ""
-	key, err := a.mandateKey(o.state, demo)
+	isDemo := o.catalogURL == ""
+	key, err := a.mandateKey(o.state, isDemo)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -414,8 +408,8 @@ func (a *app) setup(ctx context.Context, o *agentOptions, sched reorder.Schedule
 		log:       log,
 	}
 	var agentCfg *tokenexchange.Config
-	var emb *embedded
-	if demo {
+	var emb *demo.World
+	if isDemo {
 		emb, err = startEmbedded(ctx, log)
 		if err != nil {
 			return nil, nil, err
@@ -426,7 +420,7 @@ func (a *app) setup(ctx context.Context, o *agentOptions, sched reorder.Schedule
 		}
 		ag.user, ag.agentName, ag.catalogURL = demoUser, demoAgent, emb.MCPURL
 		ag.catalogLabel = "embedded classicmodels catalog at " + emb.MCPURL
-		agentCfg = emb.agentConfig()
+		agentCfg = emb.AgentConfig()
 	} else {
 		ag.user, ag.agentName, ag.catalogURL, ag.catalogLabel = o.user, o.clientID, o.catalogURL, o.catalogURL
 		agentCfg = &tokenexchange.Config{TokenURL: o.tokenURL, ClientID: o.clientID, ClientSecret: o.clientSecret}
@@ -443,7 +437,7 @@ func (a *app) setup(ctx context.Context, o *agentOptions, sched reorder.Schedule
 	}
 	closers = append(closers, func() { _ = mandates.Close() })
 	ag.mandates = mandates
-	if demo {
+	if isDemo {
 		if err := grantDemoMandate(ctx, emb, mandates, o.state, log); err != nil {
 			return nil, nil, err
 		}

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/candorkit/candor/approval"
+	"github.com/candorkit/candor/examples/internal/catalog"
+	"github.com/candorkit/candor/examples/internal/demo"
 	"github.com/candorkit/candor/internal/oidctest"
 	"github.com/candorkit/candor/tokenexchange"
 )
@@ -36,7 +38,7 @@ var runDay = time.Date(2025, 6, 2, 4, 0, 0, 0, time.UTC)
 type result struct {
 	code           int
 	stdout, stderr string
-	emb            *embedded // the embedded services of the run, nil if none
+	emb            *demo.World // the embedded services of the run, nil if none
 }
 
 // harness runs the program's logic in process, on loopback.
@@ -65,7 +67,7 @@ func (h *harness) run(args ...string) result {
 			v, ok := h.env[k]
 			return v, ok
 		},
-		started: func(e *embedded) { res.emb = e },
+		started: func(e *demo.World) { res.emb = e },
 	}
 	if h.clock != nil {
 		a.clock = h.clock
@@ -114,12 +116,19 @@ func (h *harness) rows(id string) []reorderRow {
 	return rows
 }
 
-func (h *harness) ticketState(id string) approval.State {
+// approvals opens the run's approval store; the caller closes it.
+func (h *harness) approvals() *approval.Store {
 	h.t.Helper()
 	s, err := approval.Open(context.Background(), filepath.Join(h.state, approvalsFile), approval.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		h.t.Fatal(err)
 	}
+	return s
+}
+
+func (h *harness) ticketState(id string) approval.State {
+	h.t.Helper()
+	s := h.approvals()
 	defer s.Close()
 	st, err := s.Read(context.Background(), id)
 	if err != nil {
@@ -130,10 +139,7 @@ func (h *harness) ticketState(id string) approval.State {
 
 func (h *harness) tickets() []approval.State {
 	h.t.Helper()
-	s, err := approval.Open(context.Background(), filepath.Join(h.state, approvalsFile), approval.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	s := h.approvals()
 	defer s.Close()
 	p, err := s.List(context.Background(), approval.Filter{Limit: approval.MaxPageSize})
 	if err != nil {
@@ -503,11 +509,12 @@ func TestDailySchedule(t *testing.T) {
 	}
 }
 
-// Real services: the agent is given a catalog URL and a provider, and the
-// mandate is granted from an offline token in the environment.
-func TestRealServices(t *testing.T) {
-	ctx := context.Background()
-	e, err := startEmbedded(ctx, slog.New(slog.DiscardHandler))
+// realServices starts a demo world to stand for real services, with a user
+// paul who is not the demo's, and returns paul's offline token and a fresh
+// mandate key (base64).
+func realServices(t *testing.T) (e *demo.World, offline, key string) {
+	t.Helper()
+	e, err := startEmbedded(t.Context(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,13 +522,18 @@ func TestRealServices(t *testing.T) {
 	if err := e.OP.AddUser(oidctest.User{ID: "paul", Username: "paul"}); err != nil {
 		t.Fatal(err)
 	}
-	offline, err := e.OP.OfflineToken(ctx, "paul", demoAgent)
-	if err != nil {
+	if offline, err = e.OP.OfflineToken(t.Context(), "paul", demoAgent); err != nil {
 		t.Fatal(err)
 	}
 	keyBytes := make([]byte, tokenexchange.KeySize)
 	_, _ = rand.Read(keyBytes)
-	key := base64.StdEncoding.EncodeToString(keyBytes)
+	return e, offline, base64.StdEncoding.EncodeToString(keyBytes)
+}
+
+// Real services: the agent is given a catalog URL and a provider, and the
+// mandate is granted from an offline token in the environment.
+func TestRealServices(t *testing.T) {
+	e, offline, key := realServices(t)
 
 	h := newHarness(t)
 	args := []string{"-once", "-v", "-catalog", e.MCPURL, "-token-url", e.OP.TokenURL(), "-client-id", demoAgent, "-audience", mcpAudience}
@@ -530,7 +542,7 @@ func TestRealServices(t *testing.T) {
 	if r := h.run(append(args, "-user", "paul")...); r.code != exitUsage || !strings.Contains(r.stderr, envClientSecret) {
 		t.Errorf("without the client secret: %d %s", r.code, r.stderr)
 	}
-	h.env[envClientSecret] = e.secret
+	h.env[envClientSecret] = e.AgentSecret
 	if r := h.run(append(args, "-user", "paul")...); r.code != exitFail || !strings.Contains(r.stderr, envMandateKey+" is required") {
 		t.Errorf("without the mandate key: %d %s", r.code, r.stderr)
 	}
@@ -559,7 +571,7 @@ func TestRealServices(t *testing.T) {
 	if ok, refused := e.Verified(); ok == 0 || refused != 0 {
 		t.Errorf("bearer checks: %d verified, %d refused", ok, refused)
 	}
-	for _, secret := range []string{e.secret, offline, key} {
+	for _, secret := range []string{e.AgentSecret, offline, key} {
 		if strings.Contains(r.stdout+r.stderr, secret) {
 			t.Error("a secret reached the output or the logs")
 		}
@@ -580,6 +592,57 @@ func TestRealServices(t *testing.T) {
 	r = h.run(append(args, "-user", "paul")...).must(t, exitFail)
 	if !strings.Contains(r.stderr, "mandate rejected by the provider") || strings.Contains(r.stdout, "scanned") {
 		t.Errorf("rejected mandate:\n%s\n%s", r.stdout, r.stderr)
+	}
+}
+
+// A complete scan whose proposal breaks the draft's rules (the catalog
+// reports a negative stock, which Plan proposes and flags but a person may
+// not approve) registers no ticket that could never be applied:
+// approval.Register runs Draft.Validate, and the run says why and exits 1.
+func TestInvalidDraftIsNoTicket(t *testing.T) {
+	e, offline, key := realServices(t)
+	products, err := catalog.Products()
+	if err != nil {
+		t.Fatal(err)
+	}
+	products[0].QuantityInStock = -5 // S10_1678
+	odd, err := catalog.New(catalog.WithProducts(products), catalog.WithBearerCheck(func(ctx context.Context, tok string) error {
+		_, err := e.OP.VerifyAccessToken(ctx, tok, mcpAudience)
+		return err
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oddURL, stop, err := odd.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+
+	h := newHarness(t)
+	h.env[envClientSecret] = e.AgentSecret
+	h.env[envMandateKey] = key
+	h.env[envOfflineToken] = offline
+	h.run("grant", "-user", "paul", "-client-id", demoAgent).must(t, exitOK)
+	delete(h.env, envOfflineToken)
+
+	r := h.run("-once", "-catalog", oddURL, "-token-url", e.OP.TokenURL(), "-client-id", demoAgent, "-audience", mcpAudience, "-user", "paul").must(t, exitFail)
+	for _, want := range []string{
+		"scanned 110 of 110, complete\n",
+		"2 line(s) proposed:\n",
+		"S10_1678 reports a negative on-hand quantity (-5)",
+		"failed: registering the approval ticket: approval: invalid draft",
+		"line 1 (S10_1678): negative on-hand quantity -5\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "approval ticket: reorder-") || strings.Contains(r.stdout, "approve: ") {
+		t.Errorf("a ticket was offered:\n%s", r.stdout)
+	}
+	if n := len(h.tickets()); n != 0 {
+		t.Errorf("%d tickets registered for a proposal that cannot be approved", n)
 	}
 }
 

@@ -25,9 +25,17 @@ func Example() {
 	}
 	defer stop()
 
-	tr, _ := transport.NewStreamableHTTP(url)
+	tr, err := transport.NewStreamableHTTP(url)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	c := client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
-	_ = c.Start(ctx)
+	defer c.Close()
+	if err := c.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
 	if _, err := c.Initialize(ctx, init); err != nil {

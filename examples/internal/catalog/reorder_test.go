@@ -89,7 +89,6 @@ func TestReorderOverMCP(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		t.Cleanup(func() { _ = c.Close() })
 		return mcpCatalog{c}, nil
 	}
 

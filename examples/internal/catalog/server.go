@@ -246,8 +246,12 @@ func (s *Server) Start(ctx context.Context) (url string, stop func(), err error)
 		}
 		<-served
 	})
-	context.AfterFunc(ctx, stopOnce)
-	return "http://" + ln.Addr().String() + EndpointPath, stopOnce, nil
+	unregister := context.AfterFunc(ctx, stopOnce)
+	stop = func() {
+		unregister() // a stop by hand releases ctx's hold on the server
+		stopOnce()
+	}
+	return "http://" + ln.Addr().String() + EndpointPath, stop, nil
 }
 
 // listPage is the list-products result, per the paging convention:

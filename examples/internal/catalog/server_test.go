@@ -35,9 +35,10 @@ func start(t *testing.T, opts ...catalog.Option) (*catalog.Server, string) {
 	return s, url
 }
 
-// dial connects the bare mcp-go client. legacy pins protocol 2025-11-25
-// (initialize handshake, session id); otherwise the client negotiates the
-// way it does by default.
+// dial connects the bare mcp-go client, closed when the test ends (at once
+// when initialize fails). legacy pins protocol 2025-11-25 (initialize
+// handshake, session id); otherwise the client negotiates the way it does by
+// default.
 func dial(t *testing.T, url string, legacy bool, topts ...transport.StreamableHTTPCOption) (*client.Client, error) {
 	t.Helper()
 	tr, err := transport.NewStreamableHTTP(url, topts...)
@@ -59,8 +60,10 @@ func dial(t *testing.T, url string, legacy bool, topts ...transport.StreamableHT
 		req.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
 	}
 	if _, err := c.Initialize(ctx, req); err != nil {
+		_ = c.Close()
 		return nil, err
 	}
+	t.Cleanup(func() { _ = c.Close() })
 	return c, nil
 }
 
@@ -125,7 +128,6 @@ func TestListProductsPaging(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer c.Close()
 			if legacy && !strings.HasPrefix(c.GetSessionId(), "mcp-session-") {
 				t.Fatalf("stateful session id %q", c.GetSessionId())
 			}
@@ -173,7 +175,6 @@ func TestListProductsLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
 
 	// No limit: 50. A limit above the maximum is served as 200, i.e. all.
 	p, _ := decodePage(t, call(t, c, catalog.ToolListProducts, map[string]any{}))
@@ -206,7 +207,6 @@ func TestMaxPageSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
 	p, _ := decodePage(t, call(t, c, catalog.ToolListProducts, map[string]any{"limit": 100}))
 	if len(p.Items) != 30 || p.NextCursor == nil {
 		t.Fatalf("capped page: %d items", len(p.Items))
@@ -219,7 +219,6 @@ func TestGetProduct(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
 
 	r := call(t, c, catalog.ToolGetProduct, map[string]any{"productCode": "S24_2000"})
 	if r.IsError {
