@@ -93,7 +93,10 @@ func WithoutInitializedNotification() Option { return func(c *config) { c.skipIn
 func WithBudget(b Budget) Option { return func(c *config) { c.budget = &b } }
 
 // WithMaxResponseBytes bounds every response body (default
-// DefaultMaxResponseBytes); a larger body fails with ErrResponseTooLarge.
+// DefaultMaxResponseBytes); a larger 2xx body fails with
+// ErrResponseTooLarge. Of a non-2xx body at most this many bytes (and never
+// more than 64 KiB) are kept in the *StatusError, whose status stays the
+// error reported.
 func WithMaxResponseBytes(n int64) Option { return func(c *config) { c.maxBody = n } }
 
 // WithHTTPClient uses hc's Transport and Timeout. Its redirect policy is
@@ -329,6 +332,12 @@ func (c *Client) wireError(ctx context.Context, ex *exchange, s *session, method
 	if status != 0 && (status < 200 || status > 299) {
 		return c.statusError(s, method, status, body)
 	}
+	if status == 0 && s.id != "" && errors.Is(err, transport.ErrSessionTerminated) {
+		// Nothing was sent: mcp-go refuses every request on a transport
+		// whose session the server ended (a 404 seen by another call, or a
+		// re-initialization that failed). The session is as gone as on a 404.
+		return fmt.Errorf("%w: %s: the server ended this session (not sent)", ErrSessionExpired, method)
+	}
 	return fmt.Errorf("mcpclient: %s: %w", method, err)
 }
 
@@ -471,6 +480,30 @@ func (c *Client) ProtocolVersion() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.sess.version
+}
+
+// String describes the client by its endpoint, protocol version and
+// whether it holds a session. GoString, Format and LogValue say the same: no
+// rendering of a Client shows its token source, its configuration or the
+// session id (which, like a token, lets its holder use the session).
+func (c *Client) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fmt.Sprintf("mcpclient.Client{endpoint=%q protocol=%q session=%t closed=%t}", c.endpoint, c.sess.version, c.sess.id != "", c.closed)
+}
+
+// GoString is String.
+func (c *Client) GoString() string { return c.String() }
+
+// Format prints String() for every verb.
+func (c *Client) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(c.String())) }
+
+// LogValue logs what String prints.
+func (c *Client) LogValue() slog.Value {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slog.GroupValue(slog.String("endpoint", c.endpoint.String()), slog.String("protocol", c.sess.version),
+		slog.Bool("session", c.sess.id != ""), slog.Bool("closed", c.closed))
 }
 
 // Usage returns what the client has consumed so far, with or without a

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/candorkit/candor/internal/mcptest"
@@ -491,4 +494,116 @@ func TestConcurrentCallsShareOneReinitialize(t *testing.T) {
 			t.Fatalf("%d initialize for one expiry, want 2 in all", n)
 		}
 	})
+}
+
+// tokenFunc is an oauth2.TokenSource made of a function.
+type tokenFunc func() (*oauth2.Token, error)
+
+func (f tokenFunc) Token() (*oauth2.Token, error) { return f() }
+
+// A re-initialization that fails (here the token source fails for the
+// initialize request only) must not leave the client stuck on a session the
+// server ended: mcp-go then refuses to send anything on the old transport
+// without an HTTP request, and the next call has to re-initialize.
+func TestFailedReinitializeIsRetriedByTheNextCall(t *testing.T) {
+	eachServer(t, func(t *testing.T, kind mcptest.Kind) {
+		srv := mcptest.New(t, kind)
+		var failAfter atomic.Int32 // the Token call that fails, counting down; 0 = none
+		ts := tokenFunc(func() (*oauth2.Token, error) {
+			if failAfter.Load() > 0 && failAfter.Add(-1) == 0 {
+				return nil, errors.New("identity provider unavailable")
+			}
+			return &oauth2.Token{AccessToken: "tok-123"}, nil
+		})
+		c := dial(t, srv.URL, WithTokenSource(ts))
+		if err := srv.Terminate(c.SessionID()); err != nil {
+			t.Fatal(err)
+		}
+		failAfter.Store(2) // the tools/call gets its token, the initialize after the 404 does not
+		if res, err := c.Call(t.Context(), mcptest.ToolEcho, nil); res != nil || !errors.Is(err, ErrNoToken) {
+			t.Fatalf("call whose re-initialize fails: %v, %v", res, err)
+		}
+		got, err := CallJSON[echoed](t.Context(), c, mcptest.ToolEcho, echoed{"S10_1949", 2})
+		if err != nil || got.Qty != 2 {
+			t.Fatalf("next call after a failed re-initialize: %+v, %v", got, err)
+		}
+		if n := len(srv.Calls("initialize")); n != 2 {
+			t.Fatalf("%d initialize reached the server, want 2", n)
+		}
+	})
+}
+
+// A non-2xx body larger than WithMaxResponseBytes is evidence, not a reason
+// to hide the status: a 401 stays ErrUnauthorized.
+func TestSmallResponseCapKeepsTheStatus(t *testing.T) {
+	eachServer(t, func(t *testing.T, kind mcptest.Kind) {
+		srv := mcptest.New(t, kind, mcptest.WithBearer("right"))
+		_, err := Dial(t.Context(), srv.URL, WithMaxResponseBytes(8),
+			WithTokenSource(oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "wrong"})))
+		var se *StatusError
+		if !errors.Is(err, ErrUnauthorized) || !errors.As(err, &se) || se.StatusCode != http.StatusUnauthorized || len(se.Body) != 8 {
+			t.Fatalf("Dial with a wrong token and an 8-byte cap: %v", err)
+		}
+	})
+}
+
+// The production failure, without isError: the tool answers the upstream's
+// error object as plain data. Decoded into a product it would be an empty
+// product with a nil error; it must be a *DecodeError keeping the payload.
+func TestCallJSONRefusesAnObjectWithNoFieldOfT(t *testing.T) {
+	eachServer(t, func(t *testing.T, kind mcptest.Kind) {
+		c := dial(t, mcptest.New(t, kind).URL)
+		for _, args := range []any{map[string]string{"detail": "Not found."}, map[string]any{}} {
+			got, err := CallJSON[echoed](t.Context(), c, mcptest.ToolEcho, args)
+			var de *DecodeError
+			if !errors.As(err, &de) || got != (echoed{}) || !strings.Contains(err.Error(), "none of the fields") {
+				t.Fatalf("%v: %+v, %v; want a *DecodeError", args, got, err)
+			}
+			want, _ := json.Marshal(args)
+			if string(de.Raw) != string(want) {
+				t.Fatalf("Raw = %s, want %s", de.Raw, want)
+			}
+			if p, err := CallJSON[*echoed](t.Context(), c, mcptest.ToolEcho, args); p != nil || !errors.As(err, &de) {
+				t.Fatalf("%v as *echoed: %v, %v", args, p, err)
+			}
+		}
+		// A field present with its zero value is data.
+		got, err := CallJSON[echoed](t.Context(), c, mcptest.ToolEcho, map[string]any{"productCode": "", "qty": 0})
+		if err != nil || got != (echoed{}) {
+			t.Fatalf("zero fields sent explicitly: %+v, %v", got, err)
+		}
+		// Maps and raw JSON take any object.
+		if m, err := CallJSON[map[string]string](t.Context(), c, mcptest.ToolEcho, map[string]string{"detail": "x"}); err != nil || m["detail"] != "x" {
+			t.Fatalf("map: %v, %v", m, err)
+		}
+	})
+}
+
+// valueTokenSource is a token source held by value, as a caller may write
+// one: printing anything that holds it must not print its token.
+type valueTokenSource struct{ tok string }
+
+func (v valueTokenSource) Token() (*oauth2.Token, error) {
+	return &oauth2.Token{AccessToken: v.tok}, nil
+}
+
+func TestClientFormattingHidesTheTokenSource(t *testing.T) {
+	const secret = "bearer-secret-value-123"
+	srv := mcptest.New(t, mcptest.MCPGo)
+	c := dial(t, srv.URL, WithTokenSource(valueTokenSource{secret}))
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	logger.Info("client", "c", c)
+	out := []string{logs.String()}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
+		out = append(out, fmt.Sprintf(verb, c))
+	}
+	for _, s := range out {
+		if strings.Contains(s, secret) || strings.Contains(s, c.SessionID()) {
+			t.Fatalf("a rendering of *Client shows the token or the session id: %q", s)
+		}
+	}
+	if s := fmt.Sprint(c); !strings.Contains(s, srv.URL) || !strings.Contains(s, "session=true") {
+		t.Fatalf("String() = %q, want the endpoint and that a session is held", s)
+	}
 }

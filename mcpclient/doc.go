@@ -15,7 +15,9 @@
 // WithoutInitializedNotification). WithTokenSource puts the caller's bearer
 // token on every request, including re-initialization and the DELETE that
 // Close sends to end the session. The client follows no redirect and refuses
-// to send a token over plain http except to a loopback address.
+// to send a token over plain http except to a loopback address. A Client
+// prints and logs (String, Format, LogValue) only its endpoint, protocol
+// version and whether it holds a session: never a token or the session id.
 //
 // # Calling
 //
@@ -29,7 +31,9 @@
 //
 // When the server answers a call with 404, or with a 400 whose body says the
 // session is unknown, the client initializes a new session once and sends
-// the call once more; a second failure is returned.
+// the call once more; a second failure is returned. A re-initialization
+// that fails (network, token source, cancelled context) leaves the client
+// usable: the next call tries again.
 //
 // # Failure taxonomy
 //
@@ -48,8 +52,9 @@
 //     set in them; when it was, the error also matches ErrToolFailed.
 //   - *DecodeError: the call succeeded but its payload is not the JSON the
 //     caller asked for (CallJSON), or a page breaks the paging convention
-//     or carries an item that is not a T (Page, Pages). Raw keeps the
-//     payload.
+//     or carries an item that is not a T (Page, Pages). For a struct T, an
+//     object with none of T's fields, such as {"detail":"Not found."}, is
+//     not a T. Raw keeps the payload.
 //   - *StatusError: an HTTP status other than 2xx, with at most 64 KiB of
 //     the body. A 401 matches ErrUnauthorized and is never retried; a
 //     session that stays unknown after the one re-initialization matches
@@ -66,7 +71,8 @@
 //
 // Every response body is read through a counting reader: at most
 // DefaultMaxResponseBytes (4 MiB) per response unless WithMaxResponseBytes
-// says otherwise, and at most 64 KiB of a non-2xx body is kept. WithBudget
+// says otherwise, and at most 64 KiB of a non-2xx body is read and kept
+// (the status, not the size, is then the error). WithBudget
 // caps the number of calls and the total response bytes of a client, which
 // suits an autonomous agent; a response cut off by a cap is an error, never
 // partial data. Bytes are counted below mcp-go, in the client's

@@ -21,6 +21,8 @@ var (
 	ErrResponseTooLarge = errors.New("mcpclient: response body too large")
 	// ErrSessionExpired: the server no longer knows the session (404, or a
 	// 400 saying so) even after the one re-initialization the client makes.
+	// It is matched by a *StatusError, or by a plain error when the
+	// transport already knew the session had ended and sent nothing.
 	ErrSessionExpired = errors.New("mcpclient: session expired")
 	// ErrIDMismatch: the JSON-RPC response carried another id than the
 	// request.
@@ -105,7 +107,8 @@ func (e *DecodeError) Error() string {
 func (e *DecodeError) Unwrap() error { return e.Err }
 
 // StatusError is an HTTP answer other than 2xx. Body holds at most the
-// first 64 KiB of the response body.
+// first 64 KiB of the response body (less with a smaller
+// WithMaxResponseBytes); a longer body is cut, never an error of its own.
 type StatusError struct {
 	Method     string // JSON-RPC method, or "DELETE" for session termination
 	StatusCode int

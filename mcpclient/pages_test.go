@@ -343,3 +343,13 @@ func TestPageRejectsBadRequests(t *testing.T) {
 		t.Fatalf("%d tools/call sent for refused requests", n)
 	}
 }
+
+func TestPageRefusesItemsWithNoFieldOfT(t *testing.T) {
+	c := dial(t, mcptest.New(t, mcptest.MCPGo).URL)
+	p, err := Page[mcptest.Item](t.Context(), c, mcptest.ToolEcho,
+		map[string]any{"items": []any{map[string]any{"id": 1}, map[string]any{"error": "backend down"}}, "nextCursor": nil}, 10, "")
+	var de *DecodeError
+	if !errors.As(err, &de) || p.Items != nil || !strings.Contains(err.Error(), "item 1") {
+		t.Fatalf("item without any field of T: %+v, %v", p, err)
+	}
+}

@@ -146,3 +146,37 @@ func FuzzDecodeResult(f *testing.F) {
 		}
 	})
 }
+
+type shapeInner struct{ A int }
+type shapeOuter struct {
+	shapeInner
+	B      int `json:"b,omitempty"`
+	Skip   int `json:"-"`
+	hidden int
+}
+type shapeCustom struct{ v string }
+
+func (s *shapeCustom) UnmarshalJSON(b []byte) error { s.v = string(b); return nil }
+
+func TestDecodeStrictNeedsOneFieldOfAStruct(t *testing.T) {
+	for _, ok := range []string{`{"a":0}`, `{"B":1,"x":2}`, `{"b":0}`} {
+		if _, err := decodeStrict[shapeOuter]([]byte(ok)); err != nil {
+			t.Errorf("%s refused: %v", ok, err)
+		}
+		if _, err := decodeStrict[**shapeOuter]([]byte(ok)); err != nil {
+			t.Errorf("%s refused as **T: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{`{}`, `{"c":1}`, `{"Skip":1}`, `{"hidden":1}`, `{"shapeInner":{"A":1}}`} {
+		v, err := decodeStrict[shapeOuter]([]byte(bad))
+		if err == nil || v != (shapeOuter{}) {
+			t.Errorf("%s accepted as %+v", bad, v)
+		}
+	}
+	if v, err := decodeStrict[shapeCustom]([]byte(`{"anything":1}`)); err != nil || v.v == "" {
+		t.Errorf("custom UnmarshalJSON: %+v, %v", v, err)
+	}
+	if _, err := decodeStrict[struct{}]([]byte(`{"x":1}`)); err != nil {
+		t.Errorf("struct{}: %v", err)
+	}
+}

@@ -163,13 +163,19 @@ func (w *wire) roundTrip(req *http.Request, ex *exchange) (*http.Response, error
 	if err != nil {
 		return nil, err
 	}
-	body := &cappedBody{rc: resp.Body, limit: w.maxBody, budget: w.budget, ex: ex}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		// Read the (bounded) error body now, keep it as evidence and hand
-		// mcp-go a copy.
-		data, rerr := io.ReadAll(io.LimitReader(body, maxErrorBody))
+		// Read the error body now, keep at most maxErrorBody (or maxBody if
+		// smaller) of it as evidence and hand mcp-go a copy. Its size is
+		// never an error of its own: the status is the failure to report.
+		// Its bytes count against the budget.
+		limit := int64(maxErrorBody)
+		if w.maxBody > 0 && w.maxBody < limit {
+			limit = w.maxBody
+		}
+		counted := &cappedBody{rc: resp.Body, budget: w.budget, ex: ex}
+		data, rerr := io.ReadAll(io.LimitReader(counted, limit))
 		resp.Body.Close()
-		if rerr != nil && !errors.Is(rerr, ErrBudgetExceeded) && !errors.Is(rerr, ErrResponseTooLarge) {
+		if rerr != nil && !errors.Is(rerr, ErrBudgetExceeded) {
 			data = append(data, []byte(" [body read failed]")...)
 		}
 		ex.set(resp.StatusCode, data)
@@ -182,7 +188,7 @@ func (w *wire) roundTrip(req *http.Request, ex *exchange) (*http.Response, error
 		return resp, nil
 	}
 	ex.set(resp.StatusCode, nil)
-	resp.Body = body
+	resp.Body = &cappedBody{rc: resp.Body, limit: w.maxBody, budget: w.budget, ex: ex}
 	return resp, nil
 }
 

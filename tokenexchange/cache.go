@@ -46,7 +46,8 @@ type flight struct {
 	cancel  context.CancelFunc
 }
 
-// NewCache returns a cache for cfg. cfg is copied.
+// NewCache returns a cache for cfg. cfg is copied. A nil or invalid cfg
+// makes every Token call fail with ErrConfig.
 func NewCache(cfg *Config) *Cache {
 	return &Cache{cfg: cfg.clone(), entries: map[[sha256.Size]byte]*cacheEntry{}}
 }
@@ -87,7 +88,7 @@ func (c *Cache) Token(ctx context.Context, subjectToken string) (*Token, error) 
 		e.flight = f
 		go c.run(fctx, key, e, f, subjectToken)
 	} else {
-		c.cfg.logger().LogAttrs(ctx, slog.LevelDebug, "joining in-flight token exchange", slog.String("client_id", c.cfg.ClientID))
+		c.cfg.logger().LogAttrs(ctx, slog.LevelDebug, "joining in-flight token exchange", slog.String("client_id", c.clientID()))
 	}
 	f.waiters++
 	c.mu.Unlock()
@@ -177,19 +178,26 @@ func (s *subjectSource) Token() (*oauth2.Token, error) {
 }
 
 func (s *subjectSource) String() string {
-	return fmt.Sprintf("tokenexchange.TokenSource{client_id=%q subject_token=%s}", s.cache.cfg.ClientID, redacted)
+	return fmt.Sprintf("tokenexchange.TokenSource{client_id=%q subject_token=%s}", s.cache.clientID(), redacted)
 }
 func (s *subjectSource) GoString() string           { return s.String() }
 func (s *subjectSource) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String())) }
 func (s *subjectSource) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("client_id", s.cache.cfg.ClientID))
+	return slog.GroupValue(slog.String("client_id", s.cache.clientID()))
+}
+
+func (c *Cache) clientID() string {
+	if c.cfg == nil {
+		return ""
+	}
+	return c.cfg.ClientID
 }
 
 func (c *Cache) String() string {
-	return fmt.Sprintf("tokenexchange.Cache{client_id=%q}", c.cfg.ClientID)
+	return fmt.Sprintf("tokenexchange.Cache{client_id=%q}", c.clientID())
 }
 func (c *Cache) GoString() string           { return c.String() }
 func (c *Cache) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(c.String())) }
 func (c *Cache) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("client_id", c.cfg.ClientID))
+	return slog.GroupValue(slog.String("client_id", c.clientID()))
 }

@@ -43,6 +43,11 @@ type Config struct {
 	// TokenURL is the token endpoint. It must be https, except on a
 	// loopback host (127.0.0.1, ::1, localhost).
 	TokenURL string
+	// RevocationURL is the provider's token revocation endpoint (RFC 7009;
+	// Keycloak: .../protocol/openid-connect/revoke), under the same https
+	// rule. Optional: when set, MandateStore.Revoke also revokes the stored
+	// refresh token there, authenticated like the token requests.
+	RevocationURL string
 	// ClientID and ClientSecret authenticate the requesting (confidential)
 	// client, for example the agent.
 	ClientID     string
@@ -102,6 +107,9 @@ func (c *Config) subjectType() string {
 }
 
 func (c *Config) clone() *Config {
+	if c == nil {
+		return nil // refused by validate at first use
+	}
 	cp := *c
 	cp.Audience = slices.Clone(c.Audience)
 	cp.Scopes = slices.Clone(c.Scopes)
@@ -121,18 +129,29 @@ func (c *Config) validate() error {
 	default:
 		return fmt.Errorf("%w: unknown AuthStyle %d", ErrConfig, c.AuthStyle)
 	}
-	u, err := url.Parse(c.TokenURL)
+	if err := checkEndpoint("TokenURL", c.TokenURL); err != nil {
+		return err
+	}
+	if c.RevocationURL != "" {
+		return checkEndpoint("RevocationURL", c.RevocationURL)
+	}
+	return nil
+}
+
+// checkEndpoint accepts an absolute https URL, or http on loopback.
+func checkEndpoint(name, raw string) error {
+	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return fmt.Errorf("%w: TokenURL %q is not an absolute URL", ErrConfig, c.TokenURL)
+		return fmt.Errorf("%w: %s %q is not an absolute URL", ErrConfig, name, raw)
 	}
 	switch u.Scheme {
 	case "https":
 	case "http":
 		if !isLoopback(u.Hostname()) {
-			return fmt.Errorf("%w: TokenURL must be https (plain http only on loopback)", ErrConfig)
+			return fmt.Errorf("%w: %s must be https (plain http only on loopback)", ErrConfig, name)
 		}
 	default:
-		return fmt.Errorf("%w: TokenURL scheme %q", ErrConfig, u.Scheme)
+		return fmt.Errorf("%w: %s scheme %q", ErrConfig, name, u.Scheme)
 	}
 	return nil
 }
@@ -175,7 +194,7 @@ func (c *Config) Exchange(ctx context.Context, subjectToken string) (*Token, err
 		form.Set("scope", strings.Join(c.Scopes, " "))
 	}
 	secrets := []string{subjectToken, c.ClientSecret}
-	status, body, err := c.post(ctx, "exchange", form, secrets)
+	status, body, err := c.post(ctx, c.TokenURL, "exchange", form, secrets)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +223,7 @@ func (c *Config) refresh(ctx context.Context, refreshToken string) (*parsedRespo
 		"refresh_token": {refreshToken},
 	}
 	secrets := []string{refreshToken, c.ClientSecret}
-	status, body, err := c.post(ctx, "refresh", form, secrets)
+	status, body, err := c.post(ctx, c.TokenURL, "refresh", form, secrets)
 	if err != nil {
 		return nil, err
 	}
@@ -214,6 +233,32 @@ func (c *Config) refresh(ctx context.Context, refreshToken string) (*parsedRespo
 		return nil, err
 	}
 	return p, nil
+}
+
+// revokeRefreshToken asks the provider to revoke refreshToken (RFC 7009
+// §2.1) in exactly one POST to RevocationURL. Only a 2xx answer that carries
+// no OAuth error counts as done; RFC 7009 answers 200 for a token that was
+// already invalid too.
+func (c *Config) revokeRefreshToken(ctx context.Context, refreshToken string) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if c.RevocationURL == "" {
+		return fmt.Errorf("%w: no RevocationURL", ErrConfig)
+	}
+	form := url.Values{
+		"token":           {refreshToken},
+		"token_type_hint": {"refresh_token"},
+	}
+	secrets := []string{refreshToken, c.ClientSecret}
+	status, body, err := c.post(ctx, c.RevocationURL, "revoke", form, secrets)
+	if err != nil {
+		return err
+	}
+	if _, _, _, ok := parseOAuthError(body); ok {
+		return newError("revoke", status, body, secrets)
+	}
+	return nil
 }
 
 func (c *Config) logFailure(ctx context.Context, err error) {
@@ -240,14 +285,15 @@ func (c *Config) httpClient() *http.Client {
 	return &hc
 }
 
-// post sends one form POST and returns the status and the body (at most
-// MaxResponseBytes). Transport errors are returned scrubbed of secrets.
-func (c *Config) post(ctx context.Context, op string, form url.Values, secrets []string) (int, []byte, error) {
+// post sends one form POST to endpoint and returns the status and the body
+// (at most MaxResponseBytes). Transport errors are returned scrubbed of
+// secrets; a non-2xx answer is an *Error.
+func (c *Config) post(ctx context.Context, endpoint, op string, form url.Values, secrets []string) (int, []byte, error) {
 	if c.AuthStyle == oauth2.AuthStyleInParams {
 		form.Set("client_id", c.ClientID)
 		form.Set("client_secret", c.ClientSecret)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.TokenURL, strings.NewReader(form.Encode()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
 	if err != nil {
 		return 0, nil, fmt.Errorf("%w: %s", ErrConfig, scrub(err.Error(), secrets))
 	}
@@ -290,16 +336,22 @@ func (e *transportError) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(e.E
 
 // oauthError turns a non-2xx answer into *Error.
 func oauthError(op string, resp *http.Response, body []byte, secrets []string) *Error {
-	clean := redactBody(body, secrets)
-	re := &oauth2.RetrieveError{Body: clean}
+	e := newError(op, resp.StatusCode, body, secrets)
 	shallow := *resp
 	shallow.Request = nil // keeps the Authorization header out of the error
 	shallow.Body = http.NoBody
-	re.Response = &shallow
+	e.Retrieve.Response = &shallow
+	return e
+}
+
+// newError builds the *Error of an answer: its OAuth error fields, if any,
+// and its body, all with every secret and token value blanked out.
+func newError(op string, status int, body []byte, secrets []string) *Error {
+	re := &oauth2.RetrieveError{Body: redactBody(body, secrets)}
 	if code, desc, uri, ok := parseOAuthError(body); ok {
 		re.ErrorCode = scrub(code, secrets)
 		re.ErrorDescription = scrub(desc, secrets)
 		re.ErrorURI = scrub(uri, secrets)
 	}
-	return &Error{Op: op, StatusCode: resp.StatusCode, Retrieve: re}
+	return &Error{Op: op, StatusCode: status, Retrieve: re}
 }

@@ -15,8 +15,12 @@
 // nonce, the row key as additional data) under a key the caller supplies and
 // the store never writes down. (*MandateStore).Token refreshes it at the
 // agent's client, persists a rotated refresh token before going further, and
-// exchanges the new access token for the agent's audience. With no mandate,
-// the agent does nothing: that is decided before any network request.
+// exchanges the new access token for the agent's audience (a rotated token
+// is written even if the caller's context ends meanwhile, since the
+// provider no longer accepts the old one). With no mandate, the agent does
+// nothing: that is decided before any network request. (*MandateStore).Revoke
+// erases the mandate and, when the agent's Config has a RevocationURL, then
+// revokes the refresh token at the provider (RFC 7009).
 //
 // The package speaks to Keycloak's standard token exchange (v2) and to any
 // RFC 8693 server. Keycloak accepts only access tokens as subject tokens, so
@@ -37,8 +41,8 @@
 // every failure is typed:
 //
 //   - ErrConfig, ErrNoSubjectToken: refused locally, nothing was sent.
-//   - *Error: the token endpoint answered with an OAuth error or a non-2xx
-//     status. It wraps *oauth2.RetrieveError (errors.As works) keeping
+//   - *Error: the token (or revocation) endpoint answered with an OAuth
+//     error or a non-2xx status. It wraps *oauth2.RetrieveError (errors.As works) keeping
 //     error, error_description, error_uri and the body. Typical codes:
 //     invalid_request (bad parameters or subject token; Keycloak's
 //     "Requested audience not available"), invalid_client (401, bad client
@@ -57,16 +61,20 @@
 //     ErrRotationNotPersisted (a rotated refresh token could not be stored;
 //     no token is returned). errors.Is(err, ErrNoMandate) is true for every
 //     kind that means "no authority": no mandate, revoked, unreadable,
-//     rejected.
+//     rejected. Revoke returns ErrProviderNotRevoked when the mandate is
+//     revoked in the store but the provider did not confirm revoking the
+//     refresh token.
 //
 // # Secrets
 //
 // Nothing in this package logs or formats a token or a secret. Token,
-// Config, Cache, MandateStore, the TokenSource and every error type
-// implement String, GoString, Format and LogValue without them; error
-// descriptions and kept bodies have every secret that was sent (subject
-// token, refresh token, client secret) and every token value in the body
-// replaced by [REDACTED]. The token URL must be https except on loopback,
-// and redirects from the token endpoint are never followed (they would
-// re-send the subject token).
+// Config, Cache, MandateOptions, MandateStore and the TokenSource implement
+// String, GoString, Format and LogValue without them; *Error and
+// *ResponseError print only their Error text for every verb and log their
+// status and OAuth fields; no error text holds a token: error descriptions
+// and kept bodies have every secret that was sent (subject token, refresh
+// token, client secret) and every token value in the body replaced by
+// [REDACTED]. The token and revocation URLs must be https except on
+// loopback, and redirects are never followed (they would re-send the
+// subject token).
 package tokenexchange

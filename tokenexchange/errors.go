@@ -45,6 +45,13 @@ var (
 	// token but the new one could not be stored; no access token is
 	// returned, and the mandate may have to be granted again.
 	ErrRotationNotPersisted = errors.New("tokenexchange: rotated refresh token not persisted")
+	// ErrProviderNotRevoked reports a MandateStore.Revoke that revoked the
+	// mandate in the store (Token will never redeem it again) but could not
+	// revoke the refresh token at the provider's RevocationURL: the
+	// provider refused or could not be reached, or the key cannot open the
+	// sealed token. The token may stay valid there until it expires, held
+	// by no one.
+	ErrProviderNotRevoked = errors.New("tokenexchange: mandate revoked in the store but not at the provider")
 )
 
 const redacted = "[REDACTED]"
@@ -55,7 +62,7 @@ const redacted = "[REDACTED]"
 // ErrorURI are kept. The body is kept as evidence, with every secret that
 // was sent (subject token, refresh token, client secret) blanked out.
 type Error struct {
-	// Op is "exchange" or "refresh".
+	// Op is "exchange", "refresh" or "revoke".
 	Op string
 	// StatusCode is the HTTP status of the answer.
 	StatusCode int
@@ -140,7 +147,8 @@ func (e *ResponseError) LogValue() slog.Value {
 
 // MandateError is returned by MandateStore. Kind is one of the mandate
 // sentinels (ErrNoMandate, ErrMandateRevoked, ErrMandateUnreadable,
-// ErrMandateRejected, ErrUnknownAgent, ErrRotationNotPersisted) or nil; Err
+// ErrMandateRejected, ErrUnknownAgent, ErrRotationNotPersisted,
+// ErrProviderNotRevoked) or nil; Err
 // is the underlying cause (a database error, an *Error from the provider) or
 // nil. Both are reachable with errors.Is and errors.As.
 type MandateError struct {

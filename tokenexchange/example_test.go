@@ -99,7 +99,8 @@ func Example_mandate() {
 	store, err := tokenexchange.OpenMandateStore(ctx, filepath.Join(dir, "mandates.db"), tokenexchange.MandateOptions{
 		Key: key,
 		Agents: map[string]*tokenexchange.Config{"agent": {
-			TokenURL: op.TokenURL(), ClientID: "agent", ClientSecret: "agent-secret", Audience: []string{"mcp-server"},
+			TokenURL: op.TokenURL(), RevocationURL: op.RevocationURL(),
+			ClientID: "agent", ClientSecret: "agent-secret", Audience: []string{"mcp-server"},
 		}},
 	})
 	if err != nil {
@@ -128,14 +129,18 @@ func Example_mandate() {
 	}
 	fmt.Println("sub:", tok.Subject, "azp:", tok.AuthorizedParty, "aud:", tok.Audience)
 
+	// Revoke erases the mandate, then revokes the refresh token at the
+	// provider (RFC 7009) since the agent's Config names a RevocationURL.
 	if err := store.Revoke(ctx, "alice", "agent"); err != nil {
 		fmt.Println(err)
 		return
 	}
 	_, err = store.Token(ctx, "alice", "agent")
 	fmt.Println("after revoke:", errors.Is(err, tokenexchange.ErrMandateRevoked), errors.Is(err, tokenexchange.ErrNoMandate))
+	fmt.Println("refresh tokens still valid at the provider:", op.ActiveRefreshTokens("alice", "agent"))
 	// Output:
 	// before grant, no mandate: true requests: 0
 	// sub: alice azp: agent aud: [mcp-server]
 	// after revoke: true true
+	// refresh tokens still valid at the provider: 0
 }

@@ -167,9 +167,11 @@ func TestExchangeRefusedBeforeNetwork(t *testing.T) {
 		subject string
 		want    error
 	}{
-		"empty subject":  {good, "", tokenexchange.ErrNoSubjectToken},
-		"no secret":      {&tokenexchange.Config{TokenURL: good.TokenURL, ClientID: agentClient}, "x", tokenexchange.ErrConfig},
-		"plain http":     {&tokenexchange.Config{TokenURL: "http://idp.example.com/token", ClientID: "a", ClientSecret: "b"}, "x", tokenexchange.ErrConfig},
+		"empty subject": {good, "", tokenexchange.ErrNoSubjectToken},
+		"no secret":     {&tokenexchange.Config{TokenURL: good.TokenURL, ClientID: agentClient}, "x", tokenexchange.ErrConfig},
+		"plain http":    {&tokenexchange.Config{TokenURL: "http://idp.example.com/token", ClientID: "a", ClientSecret: "b"}, "x", tokenexchange.ErrConfig},
+		"plain http revocation": {&tokenexchange.Config{TokenURL: good.TokenURL, RevocationURL: "http://idp.example.com/revoke", ClientID: "a", ClientSecret: "b"},
+			"x", tokenexchange.ErrConfig},
 		"bad auth style": {&tokenexchange.Config{TokenURL: good.TokenURL, ClientID: "a", ClientSecret: "b", AuthStyle: 7}, "x", tokenexchange.ErrConfig},
 		"nil config":     {nil, "x", tokenexchange.ErrConfig},
 	}
@@ -433,5 +435,17 @@ func TestNon2xxWithoutOAuthError(t *testing.T) {
 	var e *tokenexchange.Error
 	if tok != nil || !errors.As(err, &e) || e.StatusCode != 502 || e.Code() != "" || !strings.Contains(string(e.Retrieve.Body), "bad gateway") {
 		t.Fatalf("got %v, %v; want *Error 502 with the body kept", tok, err)
+	}
+}
+
+// A nil Config is refused with ErrConfig by every entry point, never a panic.
+func TestNilConfigTokenSource(t *testing.T) {
+	var cfg *tokenexchange.Config
+	ts := cfg.TokenSource(context.Background(), "subject-token-value")
+	if tok, err := ts.Token(); tok != nil || !errors.Is(err, tokenexchange.ErrConfig) {
+		t.Fatalf("nil Config: %v, %v; want ErrConfig", tok, err)
+	}
+	if s := fmt.Sprint(ts, tokenexchange.NewCache(nil)); strings.Contains(s, "PANIC") {
+		t.Fatalf("formatting panics: %s", s)
 	}
 }

@@ -51,6 +51,31 @@ type MandateOptions struct {
 	Logger *slog.Logger
 }
 
+// String describes the options without the key: the agent names and
+// whether a key is set. GoString, Format and LogValue print the same, so no
+// verb and no log line can show the key.
+func (o MandateOptions) String() string {
+	names := make([]string, 0, len(o.Agents))
+	for n := range o.Agents {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	key := "none"
+	if len(o.Key) > 0 {
+		key = redacted
+	}
+	return fmt.Sprintf("tokenexchange.MandateOptions{agents=%q key=%s}", names, key)
+}
+
+// GoString is String.
+func (o MandateOptions) GoString() string { return o.String() }
+
+// Format prints String() for every verb.
+func (o MandateOptions) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(o.String())) }
+
+// LogValue logs String().
+func (o MandateOptions) LogValue() slog.Value { return slog.StringValue(o.String()) }
+
 // MandateStore keeps offline mandates: per (user, agent), the user's refresh
 // token sealed with AES-256-GCM (random nonce; the row key as additional
 // data), in SQLite. Safe for concurrent use; calls for the same (user, agent)
@@ -229,17 +254,35 @@ func (s *MandateStore) Grant(ctx context.Context, user, agent, refreshToken stri
 	return nil
 }
 
-// Revoke ends the mandate of user for agent: the sealed refresh token is
-// erased and the row kept, with its revocation time, as evidence. Revoking
-// twice is not an error; revoking a mandate that never existed returns a
-// *MandateError matching ErrNoMandate. The refresh token is not revoked at
-// the provider.
+// Revoke ends the mandate of user for agent. First, in the store: the
+// sealed refresh token is erased and the row kept, with its revocation
+// time, as evidence; from then on Token returns ErrMandateRevoked before any
+// network request. Then, when the agent's Config has a RevocationURL, the
+// refresh token is revoked at the provider (RFC 7009, one POST). If that
+// fails, the mandate stays revoked in the store and the error matches
+// ErrProviderNotRevoked (wrapping the provider's *Error or the transport
+// error): the token may stay valid at the provider until it expires, but
+// nothing holds it any more.
+//
+// Revoking twice is not an error and sends nothing the second time;
+// revoking a mandate that never existed returns a *MandateError matching
+// ErrNoMandate.
 func (s *MandateStore) Revoke(ctx context.Context, user, agent string) error {
 	unlock, err := s.lock(ctx, user, agent)
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	var sealed []byte
+	var revokedAt sql.NullInt64
+	err = s.db.QueryRowContext(ctx, `SELECT sealed, revoked_at FROM candor_mandates WHERE user_id = ? AND agent = ?`,
+		user, agent).Scan(&sealed, &revokedAt)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return mandateErr(user, agent, ErrNoMandate, nil)
+	case err != nil:
+		return mandateErr(user, agent, nil, fmt.Errorf("load: %w", err))
+	}
 	now := time.Now().UnixMilli()
 	res, err := s.db.ExecContext(ctx, `UPDATE candor_mandates SET sealed = X'', updated_at = ?,
 		revoked_at = COALESCE(revoked_at, ?) WHERE user_id = ? AND agent = ?`, now, now, user, agent)
@@ -254,6 +297,23 @@ func (s *MandateStore) Revoke(ctx context.Context, user, agent string) error {
 		return mandateErr(user, agent, ErrNoMandate, nil)
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "mandate revoked", slog.String("user", user), slog.String("agent", agent))
+
+	cfg := s.agents[agent]
+	if revokedAt.Valid || cfg == nil || cfg.RevocationURL == "" {
+		return nil // already revoked (the token was erased then), or no endpoint to tell
+	}
+	refreshToken, err := s.open(user, agent, sealed)
+	if err != nil {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "mandate revoked in the store only: it cannot be opened with this key",
+			slog.String("user", user), slog.String("agent", agent))
+		return mandateErr(user, agent, ErrProviderNotRevoked, ErrMandateUnreadable)
+	}
+	if err := cfg.revokeRefreshToken(ctx, refreshToken); err != nil {
+		s.log.LogAttrs(ctx, slog.LevelWarn, "mandate revoked in the store only: the provider did not revoke it",
+			slog.String("user", user), slog.String("agent", agent), slog.Any("error", err))
+		return mandateErr(user, agent, ErrProviderNotRevoked, err)
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "mandate revoked at the provider", slog.String("user", user), slog.String("agent", agent))
 	return nil
 }
 
@@ -316,9 +376,17 @@ func (s *MandateStore) Token(ctx context.Context, user, agent string) (*Token, e
 	return tok, nil
 }
 
+// persistTimeout bounds the write of a rotated refresh token, which does not
+// end with the caller's context.
+const persistTimeout = 10 * time.Second
+
 // persistRotation replaces the sealed refresh token, but only if the row
-// still holds the one that was redeemed and is not revoked.
+// still holds the one that was redeemed and is not revoked. The provider
+// has already made the old token stale, so the write goes on even when the
+// caller's context ends meanwhile: dropping it would lose the mandate.
 func (s *MandateStore) persistRotation(ctx context.Context, user, agent string, old []byte, next string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
+	defer cancel()
 	res, err := s.db.ExecContext(ctx, `UPDATE candor_mandates SET sealed = ?, updated_at = ?
 		WHERE user_id = ? AND agent = ? AND sealed = ? AND revoked_at IS NULL`,
 		s.seal(user, agent, next), time.Now().UnixMilli(), user, agent, old)

@@ -5,11 +5,15 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"encoding/base64"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/candorkit/candor/internal/oidctest"
@@ -254,5 +258,167 @@ func TestMandateStoreConfig(t *testing.T) {
 	defer s.Close()
 	if err := s.Grant(ctx, alice, agentClient, ""); !errors.Is(err, tokenexchange.ErrNoMandate) {
 		t.Errorf("granting an empty refresh token: %v", err)
+	}
+}
+
+// MandateOptions holds the mandate key: no rendering of it may show the key
+// (in any of the ways fmt prints a []byte) or an agent's client secret.
+func TestMandateOptionsRedacted(t *testing.T) {
+	key := newKey(t)
+	const clientSecret = "agent-client-secret-value"
+	opts := tokenexchange.MandateOptions{Key: key, Agents: map[string]*tokenexchange.Config{
+		"agent": {TokenURL: "https://idp.example.com/token", ClientID: "agent", ClientSecret: clientSecret},
+	}}
+	forbidden := []string{
+		fmt.Sprint(key), fmt.Sprintf("%x", key), fmt.Sprintf("%X", key), fmt.Sprintf("% x", key), string(key),
+		fmt.Sprintf("%q", key), base64.StdEncoding.EncodeToString(key), fmt.Sprintf("%#v", key), clientSecret,
+	}
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logs, nil))
+	var out []string
+	for _, v := range []any{opts, &opts} {
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "% x", "%d"} {
+			out = append(out, fmt.Sprintf(verb, v))
+		}
+		logger.Info("opts", "opts", v)
+	}
+	out = append(out, logs.String())
+	for _, s := range out {
+		for _, bad := range forbidden {
+			if strings.Contains(s, bad) {
+				t.Fatalf("a rendering of MandateOptions shows a secret (%.12q…): %q", bad, s)
+			}
+		}
+	}
+	if s := fmt.Sprint(opts); !strings.Contains(s, `"agent"`) || !strings.Contains(s, "[REDACTED]") {
+		t.Errorf("String() = %q, want the agent names and a redaction marker", s)
+	}
+}
+
+// The provider rotated the refresh token, then the caller's context ended
+// before the new one was written: the old token is already stale at the
+// provider, so dropping the write would kill the mandate. The rotated token
+// is persisted anyway, no token is returned, and the next run works.
+func TestMandateRotationPersistedAfterCancel(t *testing.T) {
+	f := newFixture(t, oidctest.Options{}, 0)
+	path := filepath.Join(t.TempDir(), "m.db")
+	key := newKey(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg := f.config()
+	cfg.HTTPClient = &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+		resp, err := http.DefaultTransport.RoundTrip(r)
+		if err == nil {
+			cancel() // the refresh answer is in; the caller gives up now
+		}
+		return resp, err
+	})}
+	s := f.store(t, path, key, cfg)
+	must(t, s.Grant(context.Background(), alice, agentClient, f.offlineToken()))
+	before := sealedOf(t, path, alice)
+	tok, err := s.Token(ctx, alice, agentClient)
+	f.record(err)
+	if tok != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, %v; want no token and context.Canceled", tok, err)
+	}
+	if errors.Is(err, tokenexchange.ErrRotationNotPersisted) || bytes.Equal(before, sealedOf(t, path, alice)) {
+		t.Fatalf("the rotated refresh token was not persisted: %v", err)
+	}
+	tok, err = s.Token(context.Background(), alice, agentClient)
+	if err := f.record(err); err != nil {
+		t.Fatalf("next run with the persisted rotated token: %v", err)
+	}
+	f.trackToken(tok)
+}
+
+// With a RevocationURL, Revoke erases the mandate here and revokes the
+// current (rotated) refresh token at the provider, in one RFC 7009 POST.
+func TestMandateRevokeAtProvider(t *testing.T) {
+	f := newFixture(t, oidctest.Options{}, 0)
+	ctx := context.Background()
+	cfg := f.config()
+	cfg.RevocationURL = f.op.RevocationURL()
+	s := f.store(t, filepath.Join(t.TempDir(), "m.db"), newKey(t), cfg)
+	must(t, s.Grant(ctx, alice, agentClient, f.offlineToken()))
+	tok, err := s.Token(ctx, alice, agentClient) // rotates: the store now holds a new refresh token
+	must(t, f.record(err))
+	f.trackToken(tok)
+	if n := f.op.ActiveRefreshTokens(alice, agentClient); n != 1 {
+		t.Fatalf("%d active refresh tokens at the provider before Revoke, want 1", n)
+	}
+
+	must(t, f.record(s.Revoke(ctx, alice, agentClient)))
+	if n := f.op.ActiveRefreshTokens(alice, agentClient); n != 0 {
+		t.Errorf("%d refresh tokens still active at the provider after Revoke", n)
+	}
+	revs := f.op.RevocationRequests()
+	want := []string{"token", "token_type_hint"}
+	if len(revs) != 1 || !slices.Equal(revs[0].Params, want) || !revs[0].BasicAuth || revs[0].ClientID != agentClient || revs[0].Status != http.StatusOK {
+		t.Fatalf("revocation requests = %+v, want one Basic-authenticated POST with %q", revs, want)
+	}
+
+	before := f.tokenRequests()
+	if tok, err := s.Token(ctx, alice, agentClient); tok != nil || !errors.Is(f.record(err), tokenexchange.ErrMandateRevoked) {
+		t.Errorf("Token after Revoke: %v, %v", tok, err)
+	}
+	must(t, f.record(s.Revoke(ctx, alice, agentClient))) // already revoked: nothing to send
+	if n := f.tokenRequests() - before; n != 0 || len(f.op.RevocationRequests()) != 1 {
+		t.Errorf("after Revoke: %d token requests, %d revocation requests; want 0 and 1", n, len(f.op.RevocationRequests()))
+	}
+}
+
+// A revocation the provider refuses (or that cannot be read to be sent)
+// leaves the mandate revoked here; the error says the provider was not told.
+func TestMandateRevokeAtProviderFails(t *testing.T) {
+	f := newFixture(t, oidctest.Options{}, 0)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	key := newKey(t)
+	wrong := "wrong-secret-for-revocation"
+	f.track(wrong)
+	cfg := f.config()
+	cfg.ClientSecret, cfg.RevocationURL = wrong, f.op.RevocationURL()
+	s := f.store(t, path, key, cfg)
+	must(t, s.Grant(ctx, alice, agentClient, f.offlineToken()))
+
+	err := f.record(s.Revoke(ctx, alice, agentClient))
+	var oe *tokenexchange.Error
+	if !errors.Is(err, tokenexchange.ErrProviderNotRevoked) || errors.Is(err, tokenexchange.ErrNoMandate) ||
+		!errors.As(err, &oe) || oe.Op != "revoke" || oe.StatusCode != http.StatusUnauthorized || oe.Code() != "invalid_client" {
+		t.Fatalf("Revoke refused by the provider: %v; want ErrProviderNotRevoked wrapping 401 invalid_client", err)
+	}
+	if tok, err := s.Token(ctx, alice, agentClient); tok != nil || !errors.Is(f.record(err), tokenexchange.ErrMandateRevoked) {
+		t.Errorf("Token after a half-failed Revoke: %v, %v; want ErrMandateRevoked", tok, err)
+	}
+	if b := sealedOf(t, path, alice); len(b) != 0 {
+		t.Errorf("the refresh token is still stored (%d bytes)", len(b))
+	}
+	if n := f.op.ActiveRefreshTokens(alice, agentClient); n != 1 || f.tokenRequests() != 0 {
+		t.Errorf("provider: %d active refresh tokens, %d token requests; want 1 and 0", n, f.tokenRequests())
+	}
+
+	// A key that cannot open the mandate: revoked here, nothing sent.
+	good := f.config()
+	good.RevocationURL = f.op.RevocationURL()
+	must(t, s.Grant(ctx, "bob", agentClient, f.offlineToken()))
+	wrongKey := f.store(t, path, newKey(t), good)
+	err = f.record(wrongKey.Revoke(ctx, "bob", agentClient))
+	if !errors.Is(err, tokenexchange.ErrProviderNotRevoked) || len(f.op.RevocationRequests()) != 1 {
+		t.Fatalf("Revoke with a wrong key: %v, %d revocation requests; want ErrProviderNotRevoked and no new request", err, len(f.op.RevocationRequests()))
+	}
+	if _, err := s.Token(ctx, "bob", agentClient); !errors.Is(f.record(err), tokenexchange.ErrMandateRevoked) {
+		t.Errorf("Token after Revoke with a wrong key: %v", err)
+	}
+}
+
+// Without a RevocationURL nothing is sent to the provider.
+func TestMandateRevokeLocalOnly(t *testing.T) {
+	f := newFixture(t, oidctest.Options{}, 0)
+	ctx := context.Background()
+	s := f.store(t, filepath.Join(t.TempDir(), "m.db"), newKey(t), nil)
+	must(t, s.Grant(ctx, alice, agentClient, f.offlineToken()))
+	must(t, f.record(s.Revoke(ctx, alice, agentClient)))
+	if n := len(f.op.RevocationRequests()); n != 0 || f.tokenRequests() != 0 || f.op.ActiveRefreshTokens(alice, agentClient) != 1 {
+		t.Errorf("local-only Revoke reached the provider (%d revocations, %d token requests)", n, f.tokenRequests())
 	}
 }

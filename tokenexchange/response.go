@@ -93,13 +93,7 @@ func parseTokenResponse(op string, status int, body []byte, wantIssued string, s
 		return nil, bad("trailing data after the JSON object")
 	}
 	if code, _, _ := stringMember(m, "error"); code != "" {
-		code, desc, uri, _ := parseOAuthError(body)
-		return nil, &Error{Op: op, StatusCode: status, Retrieve: &oauth2.RetrieveError{
-			Body:             redactBody(body, secrets),
-			ErrorCode:        scrub(code, secrets),
-			ErrorDescription: scrub(desc, secrets),
-			ErrorURI:         scrub(uri, secrets),
-		}}
+		return nil, newError(op, status, body, secrets)
 	}
 	p := &parsedResponse{received: time.Now()}
 	var err error

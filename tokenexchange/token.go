@@ -89,8 +89,8 @@ func (c Config) String() string {
 	if c.ClientSecret != "" {
 		secret = redacted
 	}
-	return fmt.Sprintf("tokenexchange.Config{TokenURL=%q ClientID=%q ClientSecret=%s Audience=%q Scopes=%q RequestedTokenType=%q AuthStyle=%d}",
-		c.TokenURL, c.ClientID, secret, c.Audience, c.Scopes, c.RequestedTokenType, c.AuthStyle)
+	return fmt.Sprintf("tokenexchange.Config{TokenURL=%q RevocationURL=%q ClientID=%q ClientSecret=%s Audience=%q Scopes=%q RequestedTokenType=%q AuthStyle=%d}",
+		c.TokenURL, c.RevocationURL, c.ClientID, secret, c.Audience, c.Scopes, c.RequestedTokenType, c.AuthStyle)
 }
 
 // GoString is String.

@@ -34,7 +34,10 @@
 // There is no browser login: UserAccessToken and OfflineToken issue a user's
 // tokens directly, and Provider counts and records (without values) every
 // request that reaches the token endpoint so tests can prove how many POSTs
-// a client sent, or that none was sent at all.
+// a client sent, or that none was sent at all. The RFC 7009 revocation
+// endpoint (RevocationURL) revokes a client's refresh tokens; its requests
+// are recorded apart (RevocationRequests) and ActiveRefreshTokens shows the
+// result from the provider's side.
 //
 // All state belongs to one Provider; parallel tests each start their own.
 package oidctest

@@ -37,10 +37,11 @@ type Options struct {
 	DisableRotation bool
 }
 
-// TokenRequest records one request to the token endpoint. It holds no
-// secret: parameter names only, never their values.
+// TokenRequest records one request to the token endpoint (or, in
+// RevocationRequests, to the revocation endpoint). It holds no secret:
+// parameter names only, never their values.
 type TokenRequest struct {
-	GrantType string
+	GrantType string   // "" for a revocation request
 	ClientID  string   // from the Authorization header or the client_id parameter
 	BasicAuth bool     // client authenticated with the Authorization header
 	Params    []string // sorted names of the form parameters
@@ -55,9 +56,10 @@ type Provider struct {
 	issuer   string
 	provider *op.Provider
 
-	tokenCount atomic.Int64
-	mu         sync.Mutex
-	requests   []TokenRequest
+	tokenCount  atomic.Int64
+	mu          sync.Mutex
+	requests    []TokenRequest
+	revocations []TokenRequest
 }
 
 // maxRecordedBody bounds how much of a token request the recorder reads.
@@ -113,9 +115,8 @@ func Start(opts Options) (*Provider, error) {
 	})
 
 	p := &Provider{st: st, issuer: issuer, provider: prov, done: make(chan struct{})}
-	tokenPath := endpoints.Token.Relative()
 	p.srv = &http.Server{
-		Handler:           p.record(tokenPath, handler),
+		Handler:           p.record(endpoints.Token.Relative(), endpoints.Revocation.Relative(), handler),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go func() {
@@ -144,14 +145,18 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	return s.ResponseWriter.Write(b)
 }
 
-// record counts and describes every request to the token endpoint.
-func (p *Provider) record(tokenPath string, next http.Handler) http.Handler {
+// record counts and describes every request to the token endpoint, and
+// describes every request to the revocation endpoint.
+func (p *Provider) record(tokenPath, revocationPath string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != tokenPath {
+		if r.URL.Path != tokenPath && r.URL.Path != revocationPath {
 			next.ServeHTTP(w, r)
 			return
 		}
-		p.tokenCount.Add(1)
+		isToken := r.URL.Path == tokenPath
+		if isToken {
+			p.tokenCount.Add(1)
+		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxRecordedBody))
 		if err != nil {
 			http.Error(w, "cannot read request body", http.StatusBadRequest)
@@ -174,7 +179,11 @@ func (p *Provider) record(tokenPath string, next http.Handler) http.Handler {
 		next.ServeHTTP(sw, r)
 		rec.Status = sw.status
 		p.mu.Lock()
-		p.requests = append(p.requests, rec)
+		if isToken {
+			p.requests = append(p.requests, rec)
+		} else {
+			p.revocations = append(p.revocations, rec)
+		}
 		p.mu.Unlock()
 	})
 }
@@ -197,6 +206,12 @@ func (p *Provider) IntrospectionURL() string {
 	return p.issuer + op.DefaultEndpoints.Introspection.Relative()
 }
 
+// RevocationURL is the RFC 7009 token revocation endpoint. A confidential
+// client revokes the refresh tokens issued to it there.
+func (p *Provider) RevocationURL() string {
+	return p.issuer + op.DefaultEndpoints.Revocation.Relative()
+}
+
 // JWKSURL is the endpoint serving the public signing keys.
 func (p *Provider) JWKSURL() string { return p.issuer + op.DefaultEndpoints.JwksURI.Relative() }
 
@@ -207,12 +222,40 @@ func (p *Provider) TokenRequests() int64 { return p.tokenCount.Load() }
 func (p *Provider) Requests() []TokenRequest {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]TokenRequest, len(p.requests))
-	for i, r := range p.requests {
+	return cloneRequests(p.requests)
+}
+
+// RevocationRequests returns a copy of the recorded revocation endpoint
+// requests. They are not counted by TokenRequests.
+func (p *Provider) RevocationRequests() []TokenRequest {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return cloneRequests(p.revocations)
+}
+
+func cloneRequests(in []TokenRequest) []TokenRequest {
+	out := make([]TokenRequest, len(in))
+	for i, r := range in {
 		r.Params = slices.Clone(r.Params)
 		out[i] = r
 	}
 	return out
+}
+
+// ActiveRefreshTokens counts the refresh tokens of userID held by clientID
+// that the provider would still redeem: not revoked, not rotated away, not
+// expired. It lets a test see a revocation from the provider's side.
+func (p *Provider) ActiveRefreshTokens(userID, clientID string) int {
+	p.st.mu.Lock()
+	defer p.st.mu.Unlock()
+	n := 0
+	now := time.Now()
+	for _, r := range p.st.refresh {
+		if r.subject == userID && r.clientID == clientID && !r.revoked && !r.used && now.Before(r.expires) {
+			n++
+		}
+	}
+	return n
 }
 
 // AddClient registers a client. Registering an existing ID replaces it.
