@@ -109,3 +109,42 @@ func TestCancelWhileRunning(t *testing.T) {
 		}
 	}
 }
+
+// Drain waits for the answer of a task sent with returnImmediately, which
+// goes on after its request has ended.
+func TestDrain(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	answered := make(chan struct{})
+	f := startBackendFacade(t, a2a.BackendFunc(func(ctx context.Context, q a2a.Question) a2a.Outcome {
+		close(started)
+		<-release
+		close(answered)
+		return a2a.Answer("done")
+	}))
+	ctx := context.Background()
+	if err := f.srv.Drain(ctx); err != nil {
+		t.Fatalf("Drain with nothing in flight: %v", err)
+	}
+	req := userMessage("slow question")
+	req.Config = &a2apb.SendMessageConfig{ReturnImmediately: true}
+	if _, err := newClient(t, f.URL, testToken).SendMessage(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := f.srv.Drain(stopped); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Drain with a question in flight and a done context: %v, want context.Canceled", err)
+	}
+	drained := make(chan error, 1)
+	go func() { drained <- f.srv.Drain(ctx) }()
+	close(release)
+	if err := <-drained; err != nil {
+		t.Fatalf("Drain: %v", err)
+	}
+	select {
+	case <-answered:
+	default:
+		t.Fatal("Drain returned before the backend answered")
+	}
+}

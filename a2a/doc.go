@@ -22,9 +22,14 @@
 // becomes a task that fails "no identity" without asking the backend, which
 // only a tokenless GetTask naming its id reads afterwards. Tasks live in a
 // bounded Store (idle TTL plus a least-recently-used bound on finished tasks,
-// see Store) so GetTask and ListTasks work after SendMessage. No task is
-// cancelable: a question handed to a workflow cannot be withdrawn, so
-// CancelTask answers -32002 TaskNotCancelable.
+// see Store) so GetTask and ListTasks work after SendMessage. A task is
+// stored once, in its final state, when the SendMessage that made it is
+// answered; with returnImmediately (0.3: blocking false) it is stored first
+// in working state, which is what the caller gets back, then in its final
+// state. No task is cancelable: a question handed to a workflow cannot be
+// withdrawn, so CancelTask answers -32002 TaskNotCancelable. To stop, shut
+// the http.Server down, then call Server.Drain, which waits for the answers
+// of returnImmediately tasks still in flight.
 //
 // The facade's default backend is Webhook: it posts {"text","taskId",
 // "contextId"} to a workflow webhook with the token in the X-Subject-Token

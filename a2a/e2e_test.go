@@ -141,8 +141,8 @@ func TestSendMessage03(t *testing.T) {
 		len(task.Artifacts) != 1 || task.Artifacts[0].Parts[0].Kind != "text" || task.Artifacts[0].Parts[0].Text != "7305 in stock" {
 		t.Fatalf("0.3 task = %s", resp.Result)
 	}
-	if got := hook.recorded()[0].Header.Get("X-Subject-Token"); got != testToken {
-		t.Fatalf("X-Subject-Token = %q", got)
+	if call := hook.recorded()[0]; call.Header.Get("X-Subject-Token") != testToken || strings.Contains(string(call.Body), testToken) {
+		t.Fatalf("X-Subject-Token = %q, body %s; want the token in the header only", call.Header.Get("X-Subject-Token"), call.Body)
 	}
 
 	// tasks/get in 0.3 and GetTask in 1.0 both find it.
@@ -253,6 +253,7 @@ func TestUndeclaredCapabilities(t *testing.T) {
 	}{
 		{"1.0 streaming", v10, `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"q"}]}}}`, -32004},
 		{"1.0 subscribe", v10, `{"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":{"id":"x"}}`, -32004},
+		{"1.0 streaming, trailing data", v10, `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"q"}]}}} x`, -32004},
 		{"0.3 streaming", v03, `{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"q"}]}}}`, -32004},
 		{"0.3 resubscribe", v03, `{"jsonrpc":"2.0","id":1,"method":"tasks/resubscribe","params":{"id":"x"}}`, -32004},
 		{"1.0 push config", v10, `{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"x","url":"https://example.invalid/p"}}`, -32003},

@@ -15,6 +15,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -67,6 +68,7 @@ type Server struct {
 	store      *Store
 	log        *slog.Logger
 	maxRequest int64
+	asking     *inflight
 }
 
 type serverConfig struct {
@@ -146,8 +148,9 @@ func NewServer(agent Agent, backend Backend, opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("a2a: rendering the agent card: %w", err)
 	}
 	caps := agent.Card().Capabilities
+	asking := &inflight{}
 	handler := a2asrv.NewHandler(
-		&executor{backend: backend, log: cfg.log, timeout: cfg.answerTimeout},
+		&executor{backend: backend, log: cfg.log, timeout: cfg.answerTimeout, asking: asking},
 		a2asrv.WithTaskStore(cfg.store),
 		a2asrv.WithCapabilityChecks(&caps),
 		a2asrv.WithCallInterceptors(callerInterceptor{noIdentity: cfg.noIdentity}),
@@ -167,11 +170,59 @@ func NewServer(agent Agent, backend Backend, opts ...Option) (*Server, error) {
 		store:      cfg.store,
 		log:        cfg.log,
 		maxRequest: cfg.maxRequest,
+		asking:     asking,
 	}, nil
 }
 
 // Store returns the server's task store.
 func (s *Server) Store() *Store { return s.store }
+
+// Drain waits until no question is being answered, or until ctx ends (it
+// then returns ctx.Err()). Call it after http.Server.Shutdown to stop
+// gracefully: Shutdown waits for the requests in flight, but a task sent with
+// returnImmediately (0.3: blocking false) is answered after its request has
+// ended, and only Drain waits for that answer. Each wait is bounded by the
+// answer timeout.
+func (s *Server) Drain(ctx context.Context) error { return s.asking.wait(ctx) }
+
+// inflight counts the questions being answered, for Drain.
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n falls back to 0
+}
+
+func (f *inflight) add() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == 0 {
+		f.idle = make(chan struct{})
+	}
+	f.n++
+}
+
+func (f *inflight) done() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n--; f.n == 0 {
+		close(f.idle)
+	}
+}
+
+func (f *inflight) wait(ctx context.Context) error {
+	f.mu.Lock()
+	n, idle := f.n, f.idle
+	f.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -185,11 +236,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// streaming methods of both versions: not declared on the card, so refused
-// with a plain JSON-RPC error rather than an event stream.
-var streamingMethods = map[string]bool{
-	"message/stream": true, "tasks/resubscribe": true, // 0.3
-	"SendStreamingMessage": true, "SubscribeToTask": true, // 1.0
+// isStreaming reports the streaming methods of both versions: not declared
+// on the card, so refused with a plain JSON-RPC error rather than an event
+// stream.
+func isStreaming(method string) bool {
+	switch method {
+	case "message/stream", "tasks/resubscribe", // 0.3
+		"SendStreamingMessage", "SubscribeToTask": // 1.0
+		return true
+	}
+	return false
 }
 
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
@@ -213,7 +269,12 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 	}
-	_ = json.Unmarshal(body, &env) // a malformed body is left to a2a-go, which answers -32700
+	if json.Unmarshal(body, &env) != nil {
+		// a2a-go serves the first JSON value whatever follows it: read the
+		// envelope the same way, so that the method checked here is the one
+		// it serves. A malformed body is left to a2a-go, which answers -32700.
+		_ = json.NewDecoder(bytes.NewReader(body)).Decode(&env)
+	}
 	id := env.ID
 	if len(id) == 0 {
 		id = nil
@@ -234,7 +295,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("A2A-Version %q is not supported; this agent serves %s and %s", version, Version10, Version03))
 		return
 	}
-	if streamingMethods[env.Method] {
+	if isStreaming(env.Method) {
 		writeRPCError(w, http.StatusOK, id, CodeUnsupportedOperation,
 			"streaming is not supported by this agent (capabilities.streaming is false)")
 		return
@@ -343,6 +404,9 @@ func (c callerInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, r
 		return ctx, nil, a2apb.NewError(a2apb.ErrUnauthenticated, "an Authorization: Bearer token is required")
 	}
 	if p, isSend := req.Payload.(*a2apb.SendMessageRequest); isSend && p != nil && p.Message != nil {
+		if p.Config != nil && p.Config.ReturnImmediately {
+			ctx = context.WithValue(ctx, returnImmediatelyKey{}, true)
+		}
 		if p.Config != nil && p.Config.PushConfig != nil {
 			return ctx, nil, a2apb.NewError(a2apb.ErrPushNotificationNotSupported, "push notifications are not supported by this agent")
 		}
@@ -358,6 +422,15 @@ func (c callerInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, r
 		}
 	}
 	return ctx, nil, nil
+}
+
+// returnImmediatelyKey marks the context of a SendMessage whose caller asked
+// for the task back before it ends (returnImmediately; 0.3 blocking: false).
+type returnImmediatelyKey struct{}
+
+func returnsImmediately(ctx context.Context) bool {
+	v, _ := ctx.Value(returnImmediatelyKey{}).(bool)
+	return v
 }
 
 // tokenlessAllowed reports whether a call without a token may go on under
@@ -376,19 +449,27 @@ type executor struct {
 	backend Backend
 	log     *slog.Logger
 	timeout time.Duration
+	asking  *inflight
 }
 
 func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2apb.Event, error] {
 	return func(yield func(a2apb.Event, error) bool) {
-		// Two events only (a2a-go deep-copies the task on every event): the
-		// task in working state, then the task in its final state.
+		x.asking.add()
+		defer x.asking.done()
+		// a2a-go deep-copies the whole task twice per event (gob), the
+		// largest cost of the facade, so events are kept to the minimum: the
+		// final task only, preceded by the task in working state when the
+		// caller asked to get the task back at once (returnImmediately, 0.3
+		// blocking: false), since that first event is what it receives.
 		task := ec.StoredTask
 		if task == nil {
 			task = a2apb.NewSubmittedTask(ec, ec.Message)
 		}
-		task.Status = a2apb.TaskStatus{State: a2apb.TaskStateWorking}
-		if !yield(task, nil) {
-			return
+		if returnsImmediately(ctx) {
+			task.Status = a2apb.TaskStatus{State: a2apb.TaskStateWorking}
+			if !yield(task, nil) {
+				return
+			}
 		}
 		text, _ := textOf(ec.Message)
 		tok, hasToken := bearerToken(ec.ServiceParams)

@@ -7,7 +7,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -203,6 +202,3 @@ func TestTLSWebhook(t *testing.T) {
 		t.Fatalf("webhook calls = %d, want only the one with the bundle", len(hook.recorded()))
 	}
 }
-
-// Drain helper so io is used when the file compiles on its own.
-var _ = io.Discard

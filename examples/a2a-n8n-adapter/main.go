@@ -112,6 +112,13 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		log.Error("shutdown", "error", err)
 		return 1
 	}
+	// Tasks sent with returnImmediately are answered after their request
+	// ended: Shutdown did not wait for them.
+	log.Info("waiting for the tasks still being answered")
+	if err := srv.Drain(grace); err != nil {
+		log.Error("shutdown: tasks still being answered were abandoned", "error", err)
+		return 1
+	}
 	log.Info("stopped")
 	return 0
 }

@@ -79,23 +79,40 @@ func (s *syncBuffer) String() string {
 }
 
 // TestServeAndGracefulShutdown runs the real binary: it answers, and SIGTERM
-// lets a question in flight finish before the process exits 0.
+// lets the questions in flight finish before the process exits 0: one whose
+// request is still open, and one sent with returnImmediately, whose request
+// has already been answered with the working task.
 func TestServeAndGracefulShutdown(t *testing.T) {
 	bin := buildBinary(t)
 
-	arrived, release := make(chan http.Header, 4), make(chan struct{})
-	var slow sync.Once
+	type call struct {
+		header http.Header
+		text   string
+	}
+	arrived := make(chan call, 4)
+	releases := map[string]chan struct{}{"slow-open": make(chan struct{}), "slow-immediate": make(chan struct{})}
+	var releaseOnce sync.Map
+	release := func(text string) {
+		if _, done := releaseOnce.LoadOrStore(text, true); !done {
+			close(releases[text])
+		}
+	}
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		arrived <- r.Header.Clone()
-		if strings.Contains(string(body), "slow") {
-			<-release
+		var q struct{ Text string }
+		_ = json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&q)
+		arrived <- call{r.Header.Clone(), q.Text}
+		if ch, ok := releases[q.Text]; ok {
+			<-ch
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"answer":"7305 in stock","escalate":false}`)
 	}))
 	defer hook.Close()
-	defer slow.Do(func() { close(release) })
+	defer func() { // before hook.Close, which waits for its handlers
+		for text := range releases {
+			release(text)
+		}
+	}()
 
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(),
@@ -131,9 +148,13 @@ func TestServeAndGracefulShutdown(t *testing.T) {
 		t.Fatalf("the adapter exited: %v\n%s", err, logs.String())
 	}
 
-	send := func(text string) (string, error) {
+	send := func(text string, immediate bool) (string, error) {
+		config := ""
+		if immediate {
+			config = `,"configuration":{"returnImmediately":true}`
+		}
 		body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-` + text +
-			`","role":"ROLE_USER","parts":[{"text":"` + text + `"}]}}}`
+			`","role":"ROLE_USER","parts":[{"text":"` + text + `"}]}` + config + `}}`
 		req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
 		req.Header.Set("A2A-Version", "1.0")
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -145,45 +166,63 @@ func TestServeAndGracefulShutdown(t *testing.T) {
 		b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		return string(b), err
 	}
-	out, err := send("fast")
+	// waitLog polls the child's log output until it holds s; the process
+	// must not exit first.
+	waitLog := func(s string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(logs.String(), s) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in the logs: %s", s, logs.String())
+			}
+			select {
+			case err := <-exited:
+				t.Fatalf("exited (%v) before logging %q, with a question in flight: %s", err, s, logs.String())
+			case <-time.After(10 * time.Millisecond): // polling the child's log output
+			}
+		}
+	}
+
+	out, err := send("fast", false)
 	if err != nil || !strings.Contains(out, `"state":"TASK_STATE_COMPLETED"`) || !strings.Contains(out, "7305 in stock") {
 		t.Fatalf("SendMessage = %s, %v", out, err)
 	}
-	if h := <-arrived; h.Get("X-Subject-Token") != token {
-		t.Fatalf("X-Subject-Token = %q", h.Get("X-Subject-Token"))
+	if c := <-arrived; c.header.Get("X-Subject-Token") != token {
+		t.Fatalf("X-Subject-Token = %q", c.header.Get("X-Subject-Token"))
 	}
 
-	// A question in flight when SIGTERM arrives still gets its answer.
+	// Two questions in flight when SIGTERM arrives: one whose request is
+	// open, one whose request already got the working task back.
 	answered := make(chan string, 1)
 	go func() {
-		out, err := send("slow")
+		out, err := send("slow-open", false)
 		if err != nil {
 			out = "error: " + err.Error()
 		}
 		answered <- out
 	}()
 	<-arrived
+	if out, err := send("slow-immediate", true); err != nil || !strings.Contains(out, `"state":"TASK_STATE_WORKING"`) {
+		t.Fatalf("returnImmediately SendMessage = %s, %v", out, err)
+	}
+	<-arrived
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	// Wait until the adapter has begun shutting down before releasing the webhook.
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logs.String(), "shutting down") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no shutdown log: %s", logs.String())
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("exited before the answer: %v", err)
-		case <-time.After(10 * time.Millisecond): // polling the child's log output
-		}
-	}
-	slow.Do(func() { close(release) })
+	waitLog("shutting down")
+	release("slow-open")
 	if out := <-answered; !strings.Contains(out, `"state":"TASK_STATE_COMPLETED"`) {
 		t.Fatalf("the question in flight got %s", out)
 	}
+	// The open request is done; the returnImmediately task is still with the
+	// webhook, and the adapter waits for it.
+	waitLog("waiting for the tasks still being answered")
+	release("slow-immediate")
 	if err := <-exited; err != nil {
 		t.Fatalf("exit: %v\n%s", err, logs.String())
+	}
+	if got := strings.Count(logs.String(), `"msg":"a2a task completed"`); got != 3 {
+		t.Fatalf("%d tasks completed, want 3: %s", got, logs.String())
 	}
 	if !strings.Contains(logs.String(), `"msg":"stopped"`) {
 		t.Fatalf("logs: %s", logs.String())
