@@ -73,8 +73,11 @@ func startAgent(addr string, backend a2a.Backend, threshold int, log *slog.Logge
 	a.stop = sync.OnceValue(func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		err := a.hs.Shutdown(ctx) // lets answers in flight finish
+		err := a.hs.Shutdown(ctx) // lets blocking answers in flight finish
 		<-a.done
+		// Shutdown does not wait for questions sent with returnImmediately:
+		// Drain does, within the same grace period.
+		err = errors.Join(err, a.Server.Drain(ctx))
 		if !errors.Is(a.serveErr, http.ErrServerClosed) && err == nil {
 			err = a.serveErr
 		}
