@@ -119,9 +119,15 @@ type call struct {
 }
 
 func (c *Client) do(ctx context.Context, k call) error {
+	// k.path is already escaped (see api): keep it as the raw path, so an
+	// id holding '/', '%' or a space is sent once-escaped.
 	u := *c.base
-	u.Path = c.base.Path + k.path
-	u.RawPath = ""
+	u.RawPath = c.base.EscapedPath() + k.path
+	p, err := url.PathUnescape(u.RawPath)
+	if err != nil {
+		return fmt.Errorf("n8n: %s %s: %w", k.method, k.path, err)
+	}
+	u.Path = p
 	if len(k.query) > 0 {
 		u.RawQuery = k.query.Encode()
 	}

@@ -101,8 +101,9 @@ const (
 	// already up to date; with an error Deploy failed before its first write.
 	StateUnchanged DeployState = "unchanged"
 	// StateRestored: a step failed, and the previous definition and
-	// activation were written back and verified. Version ids differ from the
-	// ones before (n8n makes a new version); settings keys the new
+	// activation were written back and verified, and (when it was active)
+	// the live version holds what was live before. Version ids differ from
+	// the ones before (n8n makes a new version); settings keys the new
 	// definition added stay, because n8n merges settings.
 	StateRestored DeployState = "restored"
 	// StateInconsistent: a step failed and the restore failed or could not
@@ -202,12 +203,16 @@ func (e *DeployError) Unwrap() error { return e.Err }
 //     publish exactly the versionId the update returned, re-read, and check
 //     the published version is that one.
 //
-// It never sends a versionId the server did not just return. With
-// opts.Smoke it then polls the webhook until it serves the new definition.
-// On any failure it restores the previous definition and activation and
-// re-reads; the Report (also inside the *DeployError) says which state the
-// workflow is left in. An error is returned whenever the state is not
-// StateDeployed, except for an up-to-date workflow (StateUnchanged, nil).
+// It never publishes a versionId the server did not just return for the
+// definition it wrote. With opts.Smoke it then polls the webhook until it
+// serves the new definition. On any failure it restores the previous
+// definition and activation and re-reads; the Report (also inside the
+// *DeployError) says which state the workflow is left in. On n8n 2.x a
+// workflow can hold an unpublished draft: the restore then puts the draft
+// back and re-publishes the version that was live, read before the first
+// write, so production serves what it served before. An error is returned
+// whenever the state is not StateDeployed, except for an up-to-date workflow
+// (StateUnchanged, nil).
 func Deploy(ctx context.Context, client *Client, id ID, wf *Workflow, opts DeployOptions) (Report, error) {
 	d := &deployer{c: client, id: id, wf: wf, opts: opts, rep: Report{WorkflowID: id, State: StateUnchanged, Matches: MatchUnknown}}
 	d.log = opts.Logger
@@ -281,8 +286,13 @@ func (d *deployer) run(ctx context.Context) error {
 	if d.opts.Active != nil {
 		wantActive = *d.opts.Active
 	}
+	// Up to date: same definition and activation, and when active, the live
+	// version is the saved one (n8n 2.x, and 1.x with its draft/publish
+	// flag, can hold a saved draft that is not live; older 1.x do not report
+	// a live version at all).
+	liveIsSaved := !prev.Active || prev.ActiveVersionID == prev.VersionID || (ed == Edition1 && prev.ActiveVersionID == "")
 	if eq, _ := sameDefinition(want, prev); eq && settingsIncluded(d.wf.Settings, prev.Settings) &&
-		prev.Active == wantActive && (!prev.Active || ed == Edition1 || prev.ActiveVersionID == prev.VersionID) {
+		prev.Active == wantActive && liveIsSaved {
 		d.step("compare", prev.VersionID, "already up to date; nothing written", nil)
 		d.rep.Matches = MatchNew
 		return nil
@@ -310,40 +320,20 @@ func (d *deployer) run(ctx context.Context) error {
 // apply1 is deactivate, update, activate with a re-read after each step.
 func (d *deployer) apply1(ctx context.Context, wantActive bool) error {
 	if d.prev.Active {
-		d.wrote = true
-		w, err := d.c.DeactivateWorkflow(ctx, d.id)
-		d.step("deactivate", versionOf(w), "", err)
-		if err != nil {
-			return d.fail(ctx, "deactivate", err)
-		}
-		if cur, err := d.reread(ctx, "verify-deactivated"); err != nil {
-			return d.fail(ctx, "verify-deactivated", err)
-		} else if cur.Active {
-			return d.fail(ctx, "verify-deactivated", errors.New("n8n: deactivate answered 200 but the workflow is still active"))
+		if err := d.takeOffline(ctx, "deactivate", "verify-deactivated", d.c.DeactivateWorkflow); err != nil {
+			return err
 		}
 	}
-	d.wrote = true
-	upd, err := d.c.UpdateWorkflow(ctx, d.id, d.wf, UpdateOptions{})
-	d.step("update", versionOf(upd), "", err)
-	if err != nil {
-		return d.fail(ctx, "update", err)
-	}
-	if upd.VersionID == "" {
-		return d.fail(ctx, "update", errors.New("n8n: the update returned no versionId"))
-	}
-	d.rep.WrittenVersionID = upd.VersionID
-	if err := d.verifyWritten(ctx, upd.VersionID); err != nil {
-		return d.fail(ctx, "verify-update", err)
-	}
-	if !wantActive {
-		return nil
+	written, err := d.write(ctx, UpdateOptions{}, "")
+	if err != nil || !wantActive {
+		return err
 	}
 	act, err := d.c.ActivateWorkflow(ctx, d.id)
 	d.step("activate", versionOf(act), "", err)
 	if err != nil {
 		return d.fail(ctx, "activate", err)
 	}
-	if err := d.verifyLive(ctx, upd.VersionID); err != nil {
+	if err := d.verifyLive(ctx, written); err != nil {
 		return d.fail(ctx, "verify-active", err)
 	}
 	return nil
@@ -351,43 +341,63 @@ func (d *deployer) apply1(ctx context.Context, wantActive bool) error {
 
 // apply2 saves a draft and publishes exactly the version the update returned.
 func (d *deployer) apply2(ctx context.Context, wantActive bool) error {
-	d.wrote = true
-	upd, err := d.c.UpdateWorkflow(ctx, d.id, d.wf, UpdateOptions{KeepPublished: true})
-	d.step("update", versionOf(upd), "saved as a draft (publishIfActive=false)", err)
+	written, err := d.write(ctx, UpdateOptions{KeepPublished: true}, "saved as a draft (publishIfActive=false)")
 	if err != nil {
-		return d.fail(ctx, "update", err)
-	}
-	if upd.VersionID == "" {
-		return d.fail(ctx, "update", errors.New("n8n: the update returned no versionId"))
-	}
-	d.rep.WrittenVersionID = upd.VersionID
-	if err := d.verifyWritten(ctx, upd.VersionID); err != nil {
-		return d.fail(ctx, "verify-update", err)
+		return err
 	}
 	if !wantActive {
 		if d.rep.After.Active {
-			w, err := d.c.UnpublishWorkflow(ctx, d.id)
-			d.step("unpublish", versionOf(w), "", err)
-			if err != nil {
-				return d.fail(ctx, "unpublish", err)
-			}
-			cur, err := d.reread(ctx, "verify-unpublished")
-			if err != nil {
-				return d.fail(ctx, "verify-unpublished", err)
-			}
-			if cur.Active {
-				return d.fail(ctx, "verify-unpublished", errors.New("n8n: unpublish answered 200 but the workflow is still active"))
-			}
+			return d.takeOffline(ctx, "unpublish", "verify-unpublished", d.c.UnpublishWorkflow)
 		}
 		return nil
 	}
-	_, err = d.c.PublishWorkflow(ctx, d.id, upd.VersionID)
-	d.step("publish", upd.VersionID, "publishing the versionId the update returned", err)
+	_, err = d.c.PublishWorkflow(ctx, d.id, written)
+	d.step("publish", written, "publishing the versionId the update returned", err)
 	if err != nil {
 		return d.fail(ctx, "publish", err)
 	}
-	if err := d.verifyLive(ctx, upd.VersionID); err != nil {
+	if err := d.verifyLive(ctx, written); err != nil {
 		return d.fail(ctx, "verify-published", err)
+	}
+	return nil
+}
+
+// write updates the workflow with the new definition, then checks by a
+// re-read that n8n stored it at the versionId the update returned, which it
+// returns. On failure it has already restored (see fail).
+func (d *deployer) write(ctx context.Context, opts UpdateOptions, detail string) (string, error) {
+	d.wrote = true
+	upd, err := d.c.UpdateWorkflow(ctx, d.id, d.wf, opts)
+	d.step("update", versionOf(upd), detail, err)
+	if err != nil {
+		return "", d.fail(ctx, "update", err)
+	}
+	if upd.VersionID == "" {
+		return "", d.fail(ctx, "update", errors.New("n8n: the update returned no versionId"))
+	}
+	d.rep.WrittenVersionID = upd.VersionID
+	if err := d.verifyWritten(ctx, upd.VersionID); err != nil {
+		return "", d.fail(ctx, "verify-update", err)
+	}
+	return upd.VersionID, nil
+}
+
+// takeOffline deactivates (1.x) or unpublishes (2.x) the workflow with call,
+// then checks by a re-read that it is inactive. On failure it has already
+// restored (see fail).
+func (d *deployer) takeOffline(ctx context.Context, name, verify string, call func(context.Context, ID) (*Workflow, error)) error {
+	d.wrote = true
+	w, err := call(ctx, d.id)
+	d.step(name, versionOf(w), "", err)
+	if err != nil {
+		return d.fail(ctx, name, err)
+	}
+	cur, err := d.reread(ctx, verify)
+	if err != nil {
+		return d.fail(ctx, verify, err)
+	}
+	if cur.Active {
+		return d.fail(ctx, verify, fmt.Errorf("n8n: %s answered 200 but the workflow is still active", name))
 	}
 	return nil
 }
@@ -564,10 +574,18 @@ func (d *deployer) restore(ctx context.Context) {
 			return
 		}
 	case d.rep.Edition == Edition2 && prev.Active && (!cur.Active || cur.ActiveVersionID != prev.ActiveVersionID):
-		// The old published version is no longer live: publish the version
-		// the restore just wrote (its content is the previous definition).
-		_, err := d.c.PublishWorkflow(ctx, d.id, cur.VersionID)
-		d.step("restore-publish", cur.VersionID, "the version holding the previous definition", err)
+		// The old published version is no longer live. Without a pending
+		// draft before the deploy, publish the version the restore just
+		// wrote (its content is the previous definition, so live and draft
+		// agree again). With one, the previous definition (the draft) was
+		// never live: publish the version that was, as read before the
+		// first write.
+		v, detail := cur.VersionID, "the version holding the previous definition"
+		if pendingDraft(prev) {
+			v, detail = prev.ActiveVersionID, "the version that was live before the deploy (a newer draft was pending)"
+		}
+		_, err := d.c.PublishWorkflow(ctx, d.id, v)
+		d.step("restore-publish", v, detail, err)
 		if err != nil {
 			return
 		}
@@ -584,9 +602,10 @@ func (d *deployer) restore(ctx context.Context) {
 	}
 	ok := d.rep.Matches == MatchPrevious && final.Active == prev.Active
 	if ok && prev.Active && d.rep.Edition == Edition2 {
-		// Live is either the old published version, untouched, or the
-		// version the restore wrote and published.
-		ok = final.ActiveVersionID == prev.ActiveVersionID || final.ActiveVersionID == final.VersionID
+		// Live is the old published version, or (when the previous draft
+		// was the live version) the version the restore wrote and published.
+		ok = final.ActiveVersionID == prev.ActiveVersionID ||
+			(!pendingDraft(prev) && final.ActiveVersionID == final.VersionID)
 	}
 	if ok && prev.Active && d.rep.Edition == Edition1 && final.ActiveVersionID != "" {
 		ok = final.ActiveVersionID == final.VersionID
@@ -616,6 +635,12 @@ func (d *deployer) match(w *Workflow) Match {
 		}
 	}
 	return MatchNeither
+}
+
+// pendingDraft reports a workflow whose saved definition (the draft) is not
+// the version that is live: n8n 2.x after an edit that was not published.
+func pendingDraft(w *Workflow) bool {
+	return w.Active && w.ActiveVersionID != "" && w.ActiveVersionID != w.VersionID
 }
 
 func snapshot(w *Workflow) Snapshot {

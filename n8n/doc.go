@@ -17,7 +17,9 @@
 // limit=0 is never sent (n8n answers it with a cursor that points to its own
 // page). Ids decode from JSON strings or numbers. Client.Login opens a
 // Session on the internal /rest API for what the public API lacks: listing
-// credentials and running a stored workflow with pinned trigger data.
+// credentials, running a stored workflow with pinned trigger data, and
+// creating a workflow with its tags in one request (so a crash cannot leave
+// it untagged).
 //
 // # Deploy
 //
@@ -27,14 +29,17 @@
 // after every step, then verifies that the workflow is active with the
 // version just written and, optionally, polls a webhook until it serves the
 // new definition. On failure it restores the previous definition and
-// activation. Its Report says which state the workflow is left in:
+// activation (on 2.x, the version that was live, even when a newer draft was
+// pending). Its Report says which state the workflow is left in:
 // StateDeployed, StateUnchanged, StateRestored or StateInconsistent.
 //
 // # Files
 //
 // Validate (and ValidateJSON) report Problems with JSON paths. ExportDir
 // writes one canonical file per workflow, Plan compares a directory with the
-// instance (create, update, unchanged) and ApplyDir applies it with Deploy.
+// instance (create, update, unchanged; an active workflow whose saved draft
+// is not the published version is an update) and ApplyDir applies it with
+// Deploy.
 //
 // # Webhook contract
 //
@@ -60,6 +65,8 @@
 //   - *ContractError: any other off-contract answer (Status, Reason, Raw);
 //     it unwraps to *reply.ContractError.
 //   - ErrNoSubjectToken: CallWebhook without a token; nothing was sent.
+//   - ErrTagsNotAttached: Session.CreateWorkflow created the workflow (it is
+//     returned too) but n8n did not attach every tag.
 //
 // Secrets: the API key is sent only in its header, the session cookie only
 // in Cookie, the subject token only in X-Subject-Token; none appears in

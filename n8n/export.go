@@ -67,7 +67,9 @@ func canonicalFile(doc []byte) ([]byte, error) {
 // (see CanonicalExport), creating dir if needed: into the *.json file that
 // already names the workflow's id, else into <id>.json. Files are replaced
 // atomically; files of workflows that no longer exist are left alone.
-// Archived workflows (n8n 2.x) are skipped. It returns the paths written,
+// Archived workflows (n8n 2.x) are skipped. On n8n 2.x a file holds the
+// saved definition, which may be a draft newer than the published version;
+// Plan reports such a workflow as an update. It returns the paths written,
 // sorted.
 func ExportDir(ctx context.Context, client *Client, dir string) ([]string, error) {
 	wfs, err := client.ListWorkflows(ctx, ListWorkflowsOptions{PageSize: 250})
@@ -209,8 +211,10 @@ func (p *DirPlan) Count(a Action) int {
 
 // Plan compares every *.json file of dir with the instance. A file
 // without an id, or with an id the instance does not have, is a create; a
-// file whose canonical form differs from the instance's export is an update;
-// the rest are unchanged. A file that is not a JSON object, or two files with
+// file whose canonical form differs from the instance's export is an update,
+// and so is an active workflow whose saved version is not the live one (n8n
+// 2.x: an unpublished draft; an export shows the draft); the rest are
+// unchanged. A file that is not a JSON object, or two files with
 // the same id, is an error.
 func Plan(ctx context.Context, client *Client, dir string) (*DirPlan, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -298,9 +302,10 @@ func planFile(path string, byID map[ID]*Workflow) (PlanItem, error) {
 		if err != nil {
 			return PlanItem{}, fmt.Errorf("n8n: %s: %w", path, err)
 		}
-		if same && settingsIncluded(wf.Settings, cur.Settings) {
+		switch {
+		case same && settingsIncluded(wf.Settings, cur.Settings) && !(wf.Active && pendingDraft(cur)):
 			it.Action = ActionUnchanged
-		} else {
+		default:
 			it.Action = ActionUpdate
 			it.Changes = changes(cur, wf)
 		}
@@ -404,6 +409,11 @@ func changes(cur, want *Workflow) []string {
 		if !seen[cur.Nodes[i].Name] {
 			out = append(out, fmt.Sprintf("node %q removed", cur.Nodes[i].Name))
 		}
+	}
+	if want.Active && pendingDraft(cur) {
+		// n8n 2.x: the saved definition (what an export shows) is a draft,
+		// and the live version is an older one.
+		out = append(out, fmt.Sprintf("the saved version %s is not published (live: %s)", cur.VersionID, cur.ActiveVersionID))
 	}
 	if len(out) == 0 {
 		out = append(out, "formatting or field order only")

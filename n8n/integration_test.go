@@ -41,6 +41,7 @@ func TestRealN8nEdition1DraftPublish(t *testing.T) {
 	}
 	en := &env{inst: inst, c: c, ed: n8n.Edition1}
 	t.Run("DeployWebhookChange", en.deployWebhookChange)
+	t.Run("DeploySavedDraft", en.deploySavedDraft)
 	if t.Failed() {
 		t.Logf("n8n log tail:\n%s", inst.Log(30))
 	}
@@ -74,6 +75,9 @@ func realN8n(t *testing.T, e n8ntest.Edition) {
 	t.Run("DeployWebhookChange", en.deployWebhookChange)
 	t.Run("EmptyReplyAndExecutionLookup", en.emptyReply)
 	t.Run("ExportPlanApply", en.exportPlanApply)
+	if e == n8ntest.Edition2 { // only n8n 2.x keeps a draft beside the published version
+		t.Run("PendingDraft", en.pendingDraft)
+	}
 	if t.Failed() {
 		t.Logf("n8n log tail:\n%s", inst.Log(30))
 	}
@@ -118,6 +122,22 @@ func webhookWorkflow(t *testing.T, name, path, code string) *n8n.Workflow {
 		t.Fatalf("test workflow has problems: %v", p)
 	}
 	return wf
+}
+
+// liveWorkflow creates a webhook workflow (see webhookWorkflow) and deploys
+// it active.
+func (en *env) liveWorkflow(t *testing.T, ctx context.Context, name, path, code string) (*n8n.Workflow, n8n.ID) {
+	t.Helper()
+	wf := webhookWorkflow(t, name, path, code)
+	created, err := en.c.CreateWorkflow(ctx, wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := true
+	if rep, err := n8n.Deploy(ctx, en.c, created.ID, wf, n8n.DeployOptions{Active: &on}); err != nil {
+		t.Fatalf("%v\n%s", err, rep)
+	}
+	return wf, created.ID
 }
 
 func answerCode(answer string) string {
@@ -241,6 +261,20 @@ func (en *env) basics(t *testing.T) {
 	}
 	if err := c.DeleteCredential(ctx, cred.ID); err != nil {
 		t.Fatal(err)
+	}
+
+	// A workflow created with its tag in one request.
+	tagged, err := s.CreateWorkflow(ctx, webhookWorkflow(t, "Tagged at birth", "tagged-"+uuid.NewString(), answerCode("t")), tag.ID)
+	if err != nil || tagged.ID == "" || tagged.Active {
+		t.Fatalf("Session.CreateWorkflow = %+v, %v", tagged, err)
+	}
+	ids = append(ids, tagged.ID)
+	byTag, err := c.ListWorkflows(ctx, n8n.ListWorkflowsOptions{Tags: []string{name}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(byTag) != 2 || (byTag[0].ID != tagged.ID && byTag[1].ID != tagged.ID) {
+		t.Fatalf("workflows tagged %s: %d, want the one tagged by hand and the one created with it", name, len(byTag))
 	}
 
 	// Run a stored, inactive workflow with pinned trigger data.
@@ -453,18 +487,10 @@ func pollReply(ctx context.Context, url, want string) (n8n.Reply, error) {
 func (en *env) emptyReply(t *testing.T) {
 	ctx := ctxT(t)
 	c := en.c
-	on := true
 	deploy := func(name, code string) (n8n.ID, string) {
 		path := "empty-" + uuid.NewString()
-		wf := webhookWorkflow(t, name, path, code)
-		created, err := c.CreateWorkflow(ctx, wf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rep, err := n8n.Deploy(ctx, c, created.ID, wf, n8n.DeployOptions{Active: &on}); err != nil {
-			t.Fatalf("%v\n%s", err, rep)
-		}
-		return created.ID, en.hookURL(path)
+		_, id := en.liveWorkflow(t, ctx, name, path, code)
+		return id, en.hookURL(path)
 	}
 
 	// A Code node that throws before Respond to Webhook.
@@ -552,22 +578,14 @@ func (en *env) exportPlanApply(t *testing.T) {
 	c := en.c
 	// Start from an instance holding exactly one tracked workflow family.
 	path := "export-" + uuid.NewString()
-	wf := webhookWorkflow(t, "Exported", path, answerCode("from the instance"))
-	created, err := c.CreateWorkflow(ctx, wf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	on := true
-	if rep, err := n8n.Deploy(ctx, c, created.ID, wf, n8n.DeployOptions{Active: &on}); err != nil {
-		t.Fatalf("%v\n%s", err, rep)
-	}
+	_, id := en.liveWorkflow(t, ctx, "Exported", path, answerCode("from the instance"))
 
 	dir := t.TempDir()
 	paths, err := n8n.ExportDir(ctx, c, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(dir, string(created.ID)+".json")
+	file := filepath.Join(dir, string(id)+".json")
 	if len(paths) == 0 {
 		t.Fatal("nothing exported")
 	}
@@ -609,7 +627,7 @@ func (en *env) exportPlanApply(t *testing.T) {
 		t.Fatalf("plan after one edit:\n%s", plan)
 	}
 	for _, it := range plan.Items {
-		if it.Action == n8n.ActionUpdate && (it.ID != created.ID || strings.Join(it.Changes, ";") != `node "Code" changed`) {
+		if it.Action == n8n.ActionUpdate && (it.ID != id || strings.Join(it.Changes, ";") != `node "Code" changed`) {
 			t.Fatalf("update item %s", it)
 		}
 	}
@@ -636,7 +654,7 @@ func (en *env) exportPlanApply(t *testing.T) {
 	if _, err := n8n.ExportDir(ctx, c, dir2); err != nil {
 		t.Fatal(err)
 	}
-	after, err := os.ReadFile(filepath.Join(dir2, string(created.ID)+".json"))
+	after, err := os.ReadFile(filepath.Join(dir2, string(id)+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -675,5 +693,113 @@ func (en *env) exportPlanApply(t *testing.T) {
 	var ve *n8n.ValidationError
 	if !errors.As(err, &ve) || len(ve.Problems) == 0 {
 		t.Fatalf("apply with a broken file: %v", err)
+	}
+}
+
+// pendingDraft: a published workflow with a newer draft that was never
+// published. A deploy that fails after publishing must put back what was
+// live (not publish the draft); Plan must not call the workflow unchanged,
+// and applying publishes the draft.
+func (en *env) pendingDraft(t *testing.T) {
+	ctx := ctxT(t)
+	c := en.c
+	path := "draft-" + uuid.NewString()
+	url := en.hookURL(path)
+	wf, id := en.liveWorkflow(t, ctx, "Pending draft", path, answerCode("published"))
+	if _, err := pollReply(ctx, url, "published"); err != nil {
+		t.Fatal(err)
+	}
+	draft := wf.Clone()
+	setCode(t, draft, answerCode("draft"))
+	if _, err := c.UpdateWorkflow(ctx, id, draft, n8n.UpdateOptions{KeepPublished: true}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := c.GetWorkflow(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !before.Active || before.ActiveVersionID == "" || before.ActiveVersionID == before.VersionID {
+		t.Fatalf("setup: want a published workflow with a pending draft; active=%t live=%s saved=%s",
+			before.Active, before.ActiveVersionID, before.VersionID)
+	}
+
+	// A deploy whose smoke check never passes: it publishes, fails, restores.
+	next := wf.Clone()
+	setCode(t, next, answerCode("next"))
+	rep, err := n8n.Deploy(ctx, c, id, next, n8n.DeployOptions{VerifyTimeout: time.Second, Smoke: &n8n.Smoke{
+		URL: url, Body: map[string]string{"q": "smoke"},
+		Check: func(int, []byte) error { return errors.New("not the new definition (on purpose)") },
+	}})
+	var de *n8n.DeployError
+	if !errors.As(err, &de) || de.Step != "smoke" || rep.State != n8n.StateRestored || rep.Matches != n8n.MatchPrevious {
+		t.Fatalf("failed deploy over a pending draft: %v\n%s\n%+v", err, rep, rep.Steps)
+	}
+	after, err := c.GetWorkflow(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.Active || after.ActiveVersionID != before.ActiveVersionID {
+		t.Fatalf("after the restore the live version is %s (active=%t); want the one live before, %s\n%s",
+			after.ActiveVersionID, after.Active, before.ActiveVersionID, rep)
+	}
+	if _, err := pollReply(ctx, url, "published"); err != nil {
+		t.Fatalf("webhook after the restore: %v", err)
+	}
+
+	// The export shows the draft; the plan must not call it unchanged.
+	dir := t.TempDir()
+	if _, err := n8n.ExportDir(ctx, c, dir); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := n8n.Plan(ctx, c, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var item *n8n.PlanItem
+	for i := range plan.Items {
+		if plan.Items[i].ID == id {
+			item = &plan.Items[i]
+		}
+	}
+	if item == nil || item.Action != n8n.ActionUpdate || !strings.Contains(strings.Join(item.Changes, ";"), "not published") {
+		t.Fatalf("plan for a workflow with an unpublished draft:\n%s", plan)
+	}
+	if plan.Count(n8n.ActionUpdate) != 1 {
+		t.Fatalf("plan:\n%s", plan)
+	}
+	if _, err := n8n.ApplyDir(ctx, c, dir, n8n.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pollReply(ctx, url, "draft"); err != nil {
+		t.Fatalf("webhook after applying: %v", err)
+	}
+	if plan, err = n8n.Plan(ctx, c, dir); err != nil || plan.Count(n8n.ActionUnchanged) != len(plan.Items) {
+		t.Fatalf("plan after applying: %v\n%s", err, plan)
+	}
+}
+
+// deploySavedDraft (n8n 1.123 with draft/publish on): a PUT on an active
+// workflow saves a version that is not the live one. Deploying that same
+// definition is not "unchanged": Deploy makes the saved version live.
+func (en *env) deploySavedDraft(t *testing.T) {
+	ctx := ctxT(t)
+	c := en.c
+	path := "saved-" + uuid.NewString()
+	wf, id := en.liveWorkflow(t, ctx, "Saved draft", path, answerCode("one"))
+	next := wf.Clone()
+	setCode(t, next, answerCode("two"))
+	saved, err := c.UpdateWorkflow(ctx, id, next, n8n.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !saved.Active || saved.ActiveVersionID == "" || saved.ActiveVersionID == saved.VersionID {
+		t.Fatalf("setup: want the PUT saved but not live; active=%t live=%s saved=%s", saved.Active, saved.ActiveVersionID, saved.VersionID)
+	}
+	rep, err := n8n.Deploy(ctx, c, id, next, n8n.DeployOptions{})
+	if err != nil || rep.State != n8n.StateDeployed || rep.After.ActiveVersionID != rep.After.VersionID || rep.After.VersionID != saved.VersionID {
+		t.Fatalf("deploying the saved definition: %v\n%s", err, rep)
+	}
+	if _, err := pollReply(ctx, en.hookURL(path), "two"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -12,8 +12,9 @@ import (
 	"time"
 )
 
-// Session is a logged-in user of n8n's internal /rest API, for the two things
-// the public API cannot do: list credentials and run a stored workflow. The
+// Session is a logged-in user of n8n's internal /rest API, for what the
+// public API cannot do: list credentials, run a stored workflow, and create a
+// workflow with its tags in one request. The
 // session cookie is sent by hand (n8n may mark it Secure, which a cookie jar
 // would then withhold on plain http) and never appears in logs, errors or
 // String.
@@ -86,6 +87,57 @@ func (s *Session) ListCredentials(ctx context.Context) ([]Credential, error) {
 		out = []Credential{}
 	}
 	return out, nil
+}
+
+// ErrTagsNotAttached is returned by Session.CreateWorkflow, together with
+// the workflow it created, when n8n's answer lacks one of the tags asked for
+// (n8n ignores tags when workflow tags are disabled on the instance).
+var ErrTagsNotAttached = errors.New("n8n: the workflow was created without all of its tags")
+
+// CreateWorkflow creates an inactive workflow that carries tagIDs from the
+// moment it exists: one request to the internal API, where the public API
+// rejects tags on create and needs a second call (a crash between the two
+// leaves an untagged workflow). Like Client.CreateWorkflow it sends only the
+// name, nodes, connections, settings and staticData of wf. n8n's answer is
+// checked: when it lacks a tag, the workflow exists, and CreateWorkflow
+// returns it with an error matching ErrTagsNotAttached, so the caller can
+// delete it.
+func (s *Session) CreateWorkflow(ctx context.Context, wf *Workflow, tagIDs ...ID) (*Workflow, error) {
+	if wf == nil {
+		return nil, errors.New("n8n: Session.CreateWorkflow: nil workflow")
+	}
+	for _, t := range tagIDs {
+		if err := needID(t); err != nil {
+			return nil, fmt.Errorf("n8n: Session.CreateWorkflow: tag: %w", err)
+		}
+	}
+	body := struct {
+		writeBody
+		Active bool `json:"active"` // the internal API needs it (else 500)
+		Tags   []ID `json:"tags"`
+	}{writeBody: bodyOf(wf, true), Tags: append([]ID{}, tagIDs...)}
+	var out Workflow
+	if err := s.rest(ctx, http.MethodPost, "/workflows", body, &out); err != nil {
+		return nil, err
+	}
+	if out.ID == "" {
+		return nil, &DecodeError{Method: http.MethodPost, Path: "/rest/workflows", Status: 200,
+			Err: errors.New("created workflow without an id")}
+	}
+	var missing []string
+	for _, want := range tagIDs {
+		found := false
+		for _, t := range out.Tags {
+			found = found || t.ID == want
+		}
+		if !found {
+			missing = append(missing, string(want))
+		}
+	}
+	if len(missing) > 0 {
+		return &out, fmt.Errorf("%w: workflow %s lacks tag(s) %s", ErrTagsNotAttached, out.ID, strings.Join(missing, ", "))
+	}
+	return &out, nil
 }
 
 // RunWorkflow runs the STORED definition of workflow id, active or not,

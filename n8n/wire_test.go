@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -186,6 +187,26 @@ func TestKeyNeverInErrorsOrLogs(t *testing.T) {
 	}
 }
 
+func TestIDsAreEscapedOnce(t *testing.T) {
+	// Ids go into the path escaped exactly once, below the base URL's prefix.
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.RequestURI)
+		io.WriteString(w, `{"id":"a b/c%","name":"x"}`)
+	}))
+	defer srv.Close()
+	c, err := n8n.New(srv.URL+"/pre%20fix", testKey, n8n.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetWorkflow(context.Background(), "a b/c%"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "/pre%20fix/api/v1/workflows/a%20b%2Fc%25"; len(got) != 1 || got[0] != want {
+		t.Fatalf("request URIs %q; want [%q]", got, want)
+	}
+}
+
 func TestRedirectIsNotFollowed(t *testing.T) {
 	var leaked atomic.Int32
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -338,5 +359,38 @@ func TestCallWebhookBound(t *testing.T) {
 	}
 	if _, err := n8n.CallWebhook(context.Background(), srv.URL, "t", []byte(`not json`)); err == nil {
 		t.Fatal("sent a body that is not JSON")
+	}
+}
+
+func TestSessionCreateWorkflowChecksItsTags(t *testing.T) {
+	// n8n with workflow tags disabled creates the workflow and drops the tags.
+	var sent map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/rest/login":
+			http.SetCookie(w, &http.Cookie{Name: "n8n-auth", Value: "session-cookie-value"})
+			io.WriteString(w, `{"data":{"id":"u1"}}`)
+		case "/rest/workflows":
+			if r.Header.Get("Cookie") != "n8n-auth=session-cookie-value" || r.Header.Get("X-N8N-API-KEY") != "" {
+				t.Errorf("create sent cookie %q, key %q", r.Header.Get("Cookie"), r.Header.Get("X-N8N-API-KEY"))
+			}
+			json.NewDecoder(r.Body).Decode(&sent)
+			io.WriteString(w, `{"data":{"id":"W1","name":"t","active":false,"nodes":[],"connections":{},"versionId":"v1","tags":[]}}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	c := newClient(t, srv, n8n.Options{})
+	s, err := c.Login(context.Background(), "owner@example.test", "Password-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf, err := s.CreateWorkflow(context.Background(), &n8n.Workflow{Name: "t", Active: true}, "T1")
+	if !errors.Is(err, n8n.ErrTagsNotAttached) || wf == nil || wf.ID != "W1" {
+		t.Fatalf("CreateWorkflow = %+v, %v; want the created workflow and ErrTagsNotAttached", wf, err)
+	}
+	if sent["active"] != false || fmt.Sprint(sent["tags"]) != "[T1]" || sent["versionId"] != nil {
+		t.Fatalf("request body %v: want active false, tags [T1], nothing read-only", sent)
 	}
 }

@@ -344,6 +344,7 @@ func localN8N(lookup func(string) (string, bool)) (version, node, n8nBin string,
 		if err != nil {
 			continue
 		}
+		version, node, n8nBin = "", "", "" // nothing carries over from another edition's marker
 		sc := bufio.NewScanner(io.LimitReader(f, 64<<10))
 		for sc.Scan() {
 			k, v, _ := strings.Cut(sc.Text(), "=")

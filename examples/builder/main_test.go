@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/candorkit/candor/examples/builder/internal/pgtest"
@@ -130,7 +129,6 @@ func TestCommandLineErrors(t *testing.T) {
 // init -sample, run with the committed workflow file, approve twice.
 func TestCommandLineAgainstN8N(t *testing.T) {
 	ctx := context.Background()
-	oneN8N(t)
 	inst := n8ntest.Start(t, n8ntest.Edition1, n8ntest.Options{})
 	env := map[string]string{"USER": "alice"}
 	for _, e := range []secrets.Environment{secrets.Sandbox, secrets.Production} {
@@ -230,18 +228,26 @@ func Example() {
 	// appear only in the progress output.
 }
 
-// oneN8N holds an exclusive lock, shared by this repository's builder test
-// packages, until the test ends: go test runs packages in parallel, and the
-// machine runs one n8n at a time.
-func oneN8N(t *testing.T) {
-	t.Helper()
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), "candor-builder-n8n.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
+func TestLocalN8NReadsOneMarker(t *testing.T) {
+	root := t.TempDir()
+	write := func(e, body string) {
+		dir := filepath.Join(root, "n8n", "edition-"+e)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "installed.env"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		t.Fatal(err)
+	// An interrupted edition 1 marker must not lend its fields to edition 2's.
+	write("1", "version=1.123.81\nnode=/one/node\n")
+	write("2", "n8n=/two/n8n\n")
+	lookup := func(k string) (string, bool) { return root, k == "CANDOR_CACHE" }
+	if v, n, b, ok := localN8N(lookup); ok {
+		t.Fatalf("localN8N = %q %q %q from two incomplete markers", v, n, b)
 	}
-	t.Cleanup(func() { f.Close() }) // closing releases the lock
+	write("2", "version=2.41.1\nnode=/two/node\nn8n=/two/n8n\n")
+	if v, n, b, ok := localN8N(lookup); !ok || v != "2.41.1" || n != "/two/node" || b != "/two/n8n" {
+		t.Fatalf("localN8N = %q %q %q %t; want edition 2's marker", v, n, b, ok)
+	}
 }

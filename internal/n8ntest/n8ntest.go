@@ -1,19 +1,3 @@
-// Package n8ntest starts a real n8n, installed by scripts/n8n-local, for
-// integration tests.
-//
-// Start launches one edition on 127.0.0.1 with free ports, a temporary user
-// folder, the editor UI off and everything that would call out to the internet
-// turned off; it waits until the instance answers GET /rest/login with a 401
-// JSON body (the only reliable ready signal: during migrations every path
-// answers 200 "starting up"), creates an owner, an API key with every scope and
-// a session cookie, and registers a t.Cleanup that stops the whole process
-// group (n8n and its task runner) by PID.
-//
-// An edition that is not installed fails the test with the command to run.
-// Only CANDOR_SKIP_N8N=1 turns the tests into skips, and the skip says so.
-//
-// Memory: an instance takes 260 MB (1.x) to 850 MB (2.x with its task runner);
-// start one per test package and share it between subtests.
 package n8ntest
 
 import (
@@ -163,11 +147,48 @@ func Start(t testing.TB, e Edition, opts Options) *Instance {
 		t.Fatalf("%s is not installed (%v): run `scripts/n8n-local install %d` "+
 			"(or set CANDOR_SKIP_N8N=1 to skip the real-n8n tests)", e, err, int(e))
 	}
+	// Registered before start's cleanup, so it runs after the instance stopped.
+	release, err := acquire(LockPath(), t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
 	inst, err := start(t, e, m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return inst
+}
+
+// LockPath is the file whose exclusive lock Start holds from before an
+// instance starts until it has stopped: one instance at a time on the
+// machine, whichever test process starts it.
+func LockPath() string { return filepath.Join(os.TempDir(), "candor-n8ntest.lock") }
+
+// acquire takes the exclusive lock on path, waiting for its holder (and
+// saying so through logf), and returns its release.
+func acquire(path string, logf func(format string, args ...any)) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return nil, fmt.Errorf("n8ntest: instance lock: %w", err)
+	}
+	fd := int(f.Fd())
+	err = syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		logf("n8ntest: another n8n test instance is running; waiting for it to stop (lock %s)", path)
+		began := time.Now()
+		for {
+			if err = syscall.Flock(fd, syscall.LOCK_EX); !errors.Is(err, syscall.EINTR) {
+				break
+			}
+		}
+		logf("n8ntest: got the instance lock after %s", time.Since(began).Round(time.Millisecond))
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("n8ntest: instance lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil // closing the file releases the lock
 }
 
 func start(t testing.TB, e Edition, m Marker, opts Options) (*Instance, error) {
@@ -290,6 +311,14 @@ func (inst *Instance) stop() error {
 		return fmt.Errorf("n8n did not stop within %s of SIGTERM; killed", stopTimeout)
 	}
 }
+
+// String describes the instance without its API key, password or cookie.
+func (inst *Instance) String() string {
+	return fmt.Sprintf("%s (n8n %s) at %s, pid %d", inst.Edition, inst.Version, inst.BaseURL, inst.PID)
+}
+
+// GoString is String, so %#v does not print the secrets either.
+func (inst *Instance) GoString() string { return "n8ntest.Instance(" + inst.String() + ")" }
 
 // Exited reports whether the n8n process has exited.
 func (inst *Instance) Exited() bool {

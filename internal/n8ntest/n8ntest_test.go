@@ -1,10 +1,12 @@
 package n8ntest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -86,5 +88,68 @@ func TestStartFailsWhenNotInstalledAndSkipsOnlyWhenAsked(t *testing.T) {
 	runStart(tb)
 	if tb.fatal != "" || !strings.Contains(tb.skip, "CANDOR_SKIP_N8N=1") {
 		t.Fatalf("CANDOR_SKIP_N8N=1: fatal %q, skip %q; want a skip that says why", tb.fatal, tb.skip)
+	}
+}
+
+func TestOneInstanceAtATime(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // a lock of its own, not the one of running instances
+	p := LockPath()
+	if !strings.HasPrefix(p, os.Getenv("TMPDIR")) {
+		t.Fatalf("LockPath %s is not in the temporary directory", p)
+	}
+	release, err := acquire(p, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := func() bool {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			return false
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			t.Fatal(err)
+		}
+		return true
+	}
+	if !held() {
+		t.Fatal("acquire returned without holding the lock")
+	}
+	// A second holder gets the lock once the first releases it.
+	got := make(chan func(), 1)
+	go func() {
+		r, err := acquire(p, t.Logf)
+		if err != nil {
+			t.Error(err)
+			r = func() {}
+		}
+		got <- r
+	}()
+	release()
+	second := <-got
+	if !held() {
+		t.Fatal("the second acquire returned without holding the lock")
+	}
+	second()
+	if held() {
+		t.Fatal("the lock is still held after both releases")
+	}
+}
+
+func TestInstanceStringHidesSecrets(t *testing.T) {
+	inst := &Instance{Edition: Edition1, Version: "1.123.81", BaseURL: "http://127.0.0.1:1", PID: 7,
+		APIKey: "n8n_api_key_value", Password: "Pass-word-1", Cookie: "n8n-auth=cookie-value"}
+	for _, s := range []string{fmt.Sprint(inst), fmt.Sprintf("%+v", inst), fmt.Sprintf("%#v", inst)} {
+		if strings.Contains(s, "key_value") || strings.Contains(s, "Pass-word") || strings.Contains(s, "cookie-value") {
+			t.Fatalf("secret in %q", s)
+		}
+		if !strings.Contains(s, "http://127.0.0.1:1") {
+			t.Fatalf("%q does not say where the instance is", s)
+		}
 	}
 }

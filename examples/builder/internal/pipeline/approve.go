@@ -51,7 +51,8 @@ func OperationID(automationID int64, sandboxWorkflowID string) string {
 
 // ProductionTag is the n8n tag that marks the production workflow created
 // for an operation, so an import that ran before a crash is found again
-// instead of repeated. n8n keeps tag names short: this one has 20 characters.
+// instead of repeated. n8n keeps tag names short: this one has 20
+// characters (48 bits of the operation id's SHA-256).
 func ProductionTag(operationID string) string {
 	sum := sha256.Sum256([]byte(operationID))
 	return "builder-" + hex.EncodeToString(sum[:6])
@@ -97,8 +98,9 @@ func (b *Builder) ticket(ctx context.Context, id int64) (queue.Idea, approval.St
 //
 // The queue may live in PostgreSQL while the approval store is SQLite, so
 // the idea's row is not written through Apply's transaction: MarkDeployed is
-// a conditional UPDATE, and the production import is found again by its
-// ProductionTag, so an effect that ran before a crash is safe to run again.
+// a conditional UPDATE, and the production workflow is created with its
+// ProductionTag in one request and found again by it, so an effect that ran
+// before a crash, at any point, is safe to run again.
 func (b *Builder) Approve(ctx context.Context, id int64, decidedBy, comment string) (Deployment, error) {
 	var (
 		idea  queue.Idea
@@ -194,6 +196,10 @@ func (b *Builder) markDeployed(ctx context.Context, id int64, prodID string) err
 }
 
 // deployProduction imports d's workflow into production once per operation.
+// The workflow is created carrying the operation's ProductionTag in the same
+// request (Session.CreateWorkflow), and an earlier import is looked up by
+// that tag before anything is created, so an effect run again after a crash
+// at any point finds the first import instead of making a second.
 func (b *Builder) deployProduction(ctx context.Context, opID string, d Draft) (n8n.ID, error) {
 	conn, err := b.cfg.Secrets.N8N(ctx, secrets.Production)
 	if err != nil {
@@ -227,26 +233,36 @@ func (b *Builder) deployProduction(ctx context.Context, opID string, d Draft) (n
 	if err != nil {
 		return "", err
 	}
-	created, err := client.CreateWorkflow(ctx, prod)
+	tagID, err := ensureTag(ctx, client, tag)
+	if err != nil {
+		return "", fmt.Errorf("production tag %s: %w", tag, err)
+	}
+	created, err := session.CreateWorkflow(ctx, prod, tagID)
+	if errors.Is(err, n8n.ErrTagsNotAttached) && created != nil {
+		// Untagged, a retry could not find it: undo the import.
+		if derr := client.DeleteWorkflow(context.WithoutCancel(ctx), created.ID); derr != nil {
+			return "", fmt.Errorf("production import: %w; and deleting the untagged workflow %s failed: %v", err, created.ID, derr)
+		}
+		return "", fmt.Errorf("production import (deleted again): %w", err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("production import: %w", err)
 	}
-	if err := tagWorkflow(ctx, client, created.ID, tag); err != nil {
-		// Without its tag the import would be repeated on a retry: undo it.
-		if derr := client.DeleteWorkflow(context.WithoutCancel(ctx), created.ID); derr != nil {
-			return "", fmt.Errorf("tagging production workflow %s: %w; and deleting it failed: %v", created.ID, err, derr)
+	if b.afterProductionCreate != nil {
+		if err := b.afterProductionCreate(); err != nil {
+			return "", err
 		}
-		return "", fmt.Errorf("tagging production workflow %s (deleted again): %w", created.ID, err)
 	}
 	return created.ID, nil
 }
 
-func tagWorkflow(ctx context.Context, client *n8n.Client, id n8n.ID, name string) error {
+// ensureTag returns the id of the tag called name, creating it if needed.
+func ensureTag(ctx context.Context, client *n8n.Client, name string) (n8n.ID, error) {
 	tag, err := client.CreateTag(ctx, name)
 	if n8n.IsStatus(err, http.StatusConflict) {
 		tags, lerr := client.ListTags(ctx)
 		if lerr != nil {
-			return lerr
+			return "", lerr
 		}
 		for i := range tags {
 			if tags[i].Name == name {
@@ -255,13 +271,12 @@ func tagWorkflow(ctx context.Context, client *n8n.Client, id n8n.ID, name string
 		}
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	if tag == nil || tag.ID == "" {
-		return fmt.Errorf("tag %s has no id", name)
+		return "", fmt.Errorf("tag %s has no id", name)
 	}
-	_, err = client.SetWorkflowTags(ctx, id, tag.ID)
-	return err
+	return tag.ID, nil
 }
 
 // Rejection is what Reject did.

@@ -34,10 +34,15 @@
 // without the suffix, then marks the idea deployed. The queue may be
 // PostgreSQL while the approval store is SQLite, so the queue row is not
 // written through Apply's transaction. Two things make a repeated effect
-// safe. MarkDeployed is a conditional UPDATE. The production workflow carries
-// a tag derived from the operation id, and a repeated effect finds that tag
-// instead of importing again. Only one window is left: a crash between n8n's
-// create and the tag. Production may be a second n8n or the same one; the
+// safe. MarkDeployed is a conditional UPDATE. The production workflow is
+// created carrying a tag derived from the operation id, in the same request
+// (n8n.Session.CreateWorkflow; n8n's public API cannot tag on create), and a
+// repeated effect looks that tag up before creating anything, so a crash at
+// any point of the effect leaves at most one production workflow. What is
+// left is outside the builder: a person removing the tag or the workflow in
+// production between two approves, or an n8n that drops tags (workflow tags
+// disabled), where the untagged workflow is deleted again and the approve
+// fails. Production may be a second n8n or the same one; the
 // tests use the same instance for both, with "X-sandbox" and "X" credentials.
 // The production workflow is not activated: activating it is a decision taken
 // in production.

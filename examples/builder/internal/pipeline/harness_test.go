@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -117,7 +116,6 @@ const (
 )
 
 func startInstance(t *testing.T, e n8ntest.Edition) *instance {
-	oneN8N(t)
 	inst := n8ntest.Start(t, e, n8ntest.Options{})
 	c, err := n8n.New(inst.BaseURL, inst.APIKey, n8n.Options{})
 	if err != nil {
@@ -383,20 +381,4 @@ func (h *harness) expectFailure(out Outcome, err error, kind error, status queue
 	if w := h.inst.workflowsNamed(h.t, h.name); len(w) != 0 {
 		h.t.Errorf("the sandbox still holds %d workflow(s) named %q", len(w), h.name)
 	}
-}
-
-// oneN8N holds an exclusive lock, shared by this repository's builder test
-// packages, until the test ends: go test runs packages in parallel, and the
-// machine runs one n8n at a time.
-func oneN8N(t *testing.T) {
-	t.Helper()
-	f, err := os.OpenFile(filepath.Join(os.TempDir(), "candor-builder-n8n.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() }) // closing releases the lock
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -68,6 +69,10 @@ type Builder struct {
 
 	// afterPick, when set (tests), runs between pick and claim.
 	afterPick func()
+	// afterProductionCreate, when set (tests), runs right after n8n created
+	// the production workflow; an error stands for a crash at that point:
+	// nothing else of the effect runs.
+	afterProductionCreate func() error
 }
 
 // New checks cfg and returns a Builder.
@@ -196,10 +201,24 @@ func (b *Builder) Run(ctx context.Context) (Outcome, error) {
 	return r.build(ctx)
 }
 
+// build runs the playbook on a claimed idea. A panic in a step (a
+// Generator, an Overseer or a Notifier is the caller's code) is an unhandled
+// error like any other: the idea is failed or released, a level 0 row and
+// an ERROR notification are written, and the stack goes to the log.
+func (r *run) build(ctx context.Context) (out Outcome, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.b.log.Error("builder step panicked", "automation", r.idea.ID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			out, err = r.fail(ctx, ErrUnhandled, 0, fmt.Errorf("panic: %v", p))
+		}
+	}()
+	return r.steps(ctx)
+}
+
 // step runs fn as one progress step.
 func (r *run) step(name string, fn func() (string, error)) error { return r.b.rep.Run(name, fn) }
 
-func (r *run) build(ctx context.Context) (Outcome, error) {
+func (r *run) steps(ctx context.Context) (Outcome, error) {
 	b, id := r.b, r.idea.ID
 	if err := r.step("secrets", func() (string, error) {
 		conn, err := b.cfg.Secrets.N8N(ctx, secrets.Sandbox)

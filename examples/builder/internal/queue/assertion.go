@@ -36,7 +36,9 @@ func (e *AssertionError) Error() string { return "queue: invalid assertion spec:
 //
 // Every SQL query must return at least one row; every HTTP capture must have
 // been called (a request recorded in http_captures since the smoke run
-// started). At least one check is required.
+// started). A spec holds at least one of each: the playbook's minimum is a
+// SQL query that must return a row and an HTTP capture that must have been
+// called.
 //
 // Trigger, optional, is the trigger data of the level-3 smoke run: the items
 // pinned as the trigger node's output (for a Webhook trigger, objects like
@@ -64,8 +66,23 @@ type HTTPCheck struct {
 
 var captureName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
-// Validate reports an incomplete spec.
+// Validate reports an incomplete spec: a malformed check, or no SQL check or
+// no HTTP check.
 func (a Assertion) Validate() error {
+	if err := a.wellFormed(); err != nil {
+		return err
+	}
+	switch {
+	case len(a.SQL) == 0:
+		return errors.New("it has no sql check (at least one query that must return a row)")
+	case len(a.HTTP) == 0:
+		return errors.New("it has no http check (at least one capture that must have been called)")
+	}
+	return nil
+}
+
+// wellFormed reports a malformed check, or a spec without any check.
+func (a Assertion) wellFormed() error {
 	if len(a.SQL)+len(a.HTTP) == 0 {
 		return errors.New("it has no sql and no http check")
 	}
@@ -168,11 +185,14 @@ func (r AssertionReport) Failure() string {
 
 // CheckAssertion runs every check of a against this database: SQL queries in
 // a rolled-back transaction (read-only on PostgreSQL), HTTP checks against the
-// captures recorded at or after since. A failing or erroring check is a failed
-// CheckResult; the error return is for a database that cannot be read at all.
+// captures recorded at or after since. It runs any well-formed checks (an
+// idea's spec, which holds both kinds, is checked by Validate when it is
+// stored and read). A failing or erroring check is a failed CheckResult; the
+// error return is for a malformed spec or a database that cannot be read at
+// all.
 func (s *Store) CheckAssertion(ctx context.Context, a Assertion, since time.Time) (AssertionReport, error) {
 	var rep AssertionReport
-	if err := a.Validate(); err != nil {
+	if err := a.wellFormed(); err != nil {
 		return rep, &AssertionError{Reason: err.Error()}
 	}
 	for i, c := range a.SQL {

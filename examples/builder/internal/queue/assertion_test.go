@@ -28,6 +28,8 @@ func TestParseAssertion(t *testing.T) {
 		"missing capture": `{"http":[{"method":"POST"}]}`,
 		"null trigger":    `{"sql":[{"query":"SELECT 1"}],"trigger":[null]}`,
 		"scalar trigger":  `{"sql":[{"query":"SELECT 1"}],"trigger":[1]}`,
+		"sql only":        `{"sql":[{"query":"SELECT 1"}]}`,
+		"http only":       `{"http":[{"capture":"crm-hook"}]}`,
 	}
 	for name, raw := range bad {
 		_, err := ParseAssertion(raw)

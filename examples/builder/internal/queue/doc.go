@@ -25,7 +25,8 @@
 //   - ErrTransition: any other transition whose precondition did not hold; the
 //     *TransitionError carries the id, the wanted and the actual status.
 //   - ErrNoAssertion: the idea carries no assertion spec (L4 fails "no assertion
-//     defined"); *AssertionError: the spec is present but malformed, with the raw
-//     text kept.
+//     defined"); *AssertionError: the spec is present but malformed or lacks
+//     a SQL check or an HTTP check (the playbook's minimum is one of each),
+//     with the raw text kept.
 //   - Driver errors are returned wrapped, never turned into an empty result.
 package queue
