@@ -68,8 +68,10 @@
 //     never returned as a success.
 //   - [ErrNotBuilt], [ErrClosed]: nothing to search yet, or after Close.
 //   - [ErrCorrupt] / *[CorruptError]: the file's content fails the checks
-//     made at Open (schema, manifest, vector sizes, chunk numbering, the
-//     recorded corpus digest recomputed from the stored chunks).
+//     made at Open (schema, manifest, a recorded chunk count the file
+//     cannot hold, vector sizes, zero or non-finite vectors, chunk
+//     numbering, the recorded corpus digest recomputed from the stored
+//     chunks).
 //   - [ErrEmbed] / *[EmbedError] (Op, StatusCode, Body up to [MaxErrorBody]
 //     bytes, Reason): an embedding call failed.
 //   - [ErrRejected] / *[RejectedError] (from [Answer.Err]): the gate

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 )
@@ -469,10 +470,7 @@ func TestSearchBatchMatchesSearch(t *testing.T) {
 		if !reflect.DeepEqual(one, batch[i]) {
 			t.Fatalf("query %d: batch %v, single %v", i, hitIDs(batch[i]), hitIDs(one))
 		}
-		// Exhaustive check of ranking with a float64 reference.
-		if len(one) != 7 || one[0].Score < one[6].Score {
-			t.Fatalf("not sorted: %+v", one)
-		}
+		checkExact(t, corpus, vecs, p, q, one, 7)
 	}
 	if _, err := ix.SearchBatch(t.Context(), [][]float32{qs[0], make([]float32, dims)}, p, 3); !errors.Is(err, ErrInvalidQuery) {
 		t.Fatalf("batch with a zero query: %v", err)
@@ -535,5 +533,102 @@ func TestSecondOpenIsLocked(t *testing.T) {
 	if err == nil {
 		other.Close()
 		t.Fatal("a second handle opened a file the first one holds")
+	}
+}
+
+// Writers and readers on one handle from several goroutines: run under
+// -race, any unsynchronised access to the handle's state fails the test.
+func TestConcurrentUse(t *testing.T) {
+	corpus, vecs := controlled()
+	ix, _, m := openBuilt(t, corpus, vecs)
+	p := Policy{AsOf: asOf, Scope: "acme"}
+	extra := Source{ID: "ACME-EXTRA", Scopes: []string{"acme"}, Admissible: true, Text: "Extra passage."}
+	errs := make(chan error, 4)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for range 20 {
+			if err := ix.Upsert(t.Context(), []Source{extra}, [][]float32{{0, 1}}); err != nil {
+				errs <- err
+				return
+			}
+		}
+	})
+	wg.Go(func() {
+		for range 20 {
+			if err := ix.Rebuild(t.Context(), corpus, m, vecs); err != nil {
+				errs <- err
+				return
+			}
+		}
+	})
+	wg.Go(func() {
+		for range 40 {
+			hits, err := ix.Search(t.Context(), []float32{1, 0}, p, 1)
+			if err != nil {
+				errs <- err
+				return
+			}
+			if hits[0].ChunkID != "ACME-EXPORT#0" {
+				errs <- fmt.Errorf("first hit %s", hits[0].ChunkID)
+				return
+			}
+			_, _ = ix.Manifest()
+			_ = ix.Len()
+		}
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// checkExact compares hits with an exhaustive float64 cosine ranking of
+// every chunk the policy admits: each score is right, the hits are in order,
+// and no admitted chunk left out scores better than the last hit.
+func checkExact(t *testing.T, corpus []Source, vecs [][]float32, p Policy, q []float32, hits []Hit, k int) {
+	t.Helper()
+	const tol = 1e-5
+	cos := func(a, b []float32) float64 {
+		var ab, aa, bb float64
+		for i := range a {
+			ab += float64(a[i]) * float64(b[i])
+			aa += float64(a[i]) * float64(a[i])
+			bb += float64(b[i]) * float64(b[i])
+		}
+		return ab / math.Sqrt(aa*bb)
+	}
+	ref := map[string]float64{}
+	vi := 0
+	for _, s := range corpus {
+		for _, c := range Chunks([]Source{s}) {
+			if p.Check(s) == Admitted {
+				ref[c.ID] = cos(q, vecs[vi])
+			}
+			vi++
+		}
+	}
+	if len(hits) != min(k, len(ref)) {
+		t.Fatalf("%d hits, want %d", len(hits), min(k, len(ref)))
+	}
+	returned := map[string]bool{}
+	for i, h := range hits {
+		want, ok := ref[h.ChunkID]
+		if !ok {
+			t.Fatalf("hit %s is not an admitted chunk", h.ChunkID)
+		}
+		if math.Abs(float64(h.Score)-want) > tol {
+			t.Fatalf("hit %s scores %g, exact cosine %g", h.ChunkID, h.Score, want)
+		}
+		if i > 0 && h.Score > hits[i-1].Score {
+			t.Fatalf("hits out of order at %d: %v", i, hitIDs(hits))
+		}
+		returned[h.ChunkID] = true
+	}
+	last := float64(hits[len(hits)-1].Score)
+	for id, sc := range ref {
+		if !returned[id] && sc > last+tol {
+			t.Fatalf("admitted chunk %s (cosine %g) left out, last hit scores %g", id, sc, last)
+		}
 	}
 }

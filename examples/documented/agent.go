@@ -124,10 +124,19 @@ func proposeRun(ctx context.Context, cfg runConfig, out io.Writer, log *slog.Log
 	if err := checkPolicy(corpus, policy, hits); err != nil {
 		return err
 	}
-	if !cfg.Live && hits[0].ChunkID != answerChunk {
-		return fmt.Errorf("fixture check: query (1,0) ranked %s first, want %s", hits[0].ChunkID, answerChunk)
+	var layout string
+	if !cfg.Live {
+		if hits[0].ChunkID != answerChunk {
+			return fmt.Errorf("fixture check: query (1,0) ranked %s first, want %s", hits[0].ChunkID, answerChunk)
+		}
+		if layout, err = fixtureLayout(corpus, chunks, vectors, policy); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(out, "Index=%s chunks=%d provider=%s model=%s dims=%d\n", p.Index, len(chunks), m.Provider, m.Model, m.Dims)
+	if layout != "" {
+		fmt.Fprintln(out, layout)
+	}
 	fmt.Fprintf(out, "Question=%q as-of=%s scope=%s\n", question, asOf().Format(time.DateOnly), scope)
 	for _, d := range decoys() {
 		if cfg.Live {

@@ -12,10 +12,12 @@ import (
 const (
 	question = "Where can I export CSV in Reporting?"
 	scope    = "course"
-	// answerChunk is the chunk the controlled answer quotes, and
-	// answerQuote the exact passage it quotes.
-	answerChunk = "ACME-EXPORT#0"
-	answerQuote = "open Reporting > Exports, pick the report and choose Download CSV"
+	// answerSource is the source that answers the question, answerChunk
+	// the chunk the controlled answer quotes, and answerQuote the exact
+	// passage it quotes.
+	answerSource = "ACME-EXPORT"
+	answerChunk  = answerSource + "#0"
+	answerQuote  = "open Reporting > Exports, pick the report and choose Download CSV"
 	// inventedChunk replaces answerChunk under -invalid-evidence.
 	inventedChunk = "INVENTED#0"
 	// searchK is how many hits the search asks for; the corpus admits
@@ -99,12 +101,13 @@ func fixtureManifest(corpus []retrieval.Source) retrieval.Manifest {
 // fixtureQuery is the controlled query vector.
 func fixtureQuery() []float32 { return []float32{1, 0} }
 
-// fixtureVectors places the chunks of ACME-EXPORT and of every decoy at
-// (1,0), exactly where the query is, and every other chunk at (0,1). The
-// decoys are as near as a vector can be, so only the policy keeps them out
-// of the result.
+// fixtureVectors places the chunk of ACME-EXPORT at (1,0), exactly where the
+// query is, and every other admissible chunk at (0,1), as the issue's
+// controlled fixture does. It departs from that fixture ("every other chunk
+// at (0,1)") for the decoys only: they are placed at (1,0) too, as near as a
+// vector can be, so that only the policy keeps them out of the result.
 func fixtureVectors(chunks []retrieval.Chunk) [][]float32 {
-	near := []string{"ACME-EXPORT"}
+	near := []string{answerSource}
 	for _, d := range decoys() {
 		near = append(near, d.ID)
 	}
@@ -140,6 +143,38 @@ func proposeDraft(ans retrieval.Answer) BacklogDraft {
 		Summary:  ans.Text,
 		Links:    []string{},
 	}
+}
+
+// fixtureLayout checks the controlled vectors against what run prints about
+// them, and returns that line: the ACME-EXPORT chunk at (1,0), every other
+// chunk the policy admits at (0,1), and every chunk it refuses at (1,0).
+func fixtureLayout(corpus []retrieval.Source, chunks []retrieval.Chunk, vectors [][]float32, policy retrieval.Policy) (string, error) {
+	if len(vectors) != len(chunks) {
+		return "", fmt.Errorf("fixture check: %d vectors for %d chunks", len(vectors), len(chunks))
+	}
+	admitted, refused := 0, 0
+	for i, c := range chunks {
+		j := slices.IndexFunc(corpus, func(s retrieval.Source) bool { return s.ID == c.Source })
+		if j < 0 {
+			return "", fmt.Errorf("fixture check: chunk %s of no source", c.ID)
+		}
+		want, what := []float32{0, 1}, "an admissible chunk"
+		switch {
+		case c.Source == answerSource:
+			want, what = fixtureQuery(), "the answer's chunk"
+		case policy.Check(corpus[j]) != retrieval.Admitted:
+			want, what = fixtureQuery(), "a refused decoy"
+			refused++
+		default:
+			admitted++
+		}
+		if !slices.Equal(vectors[i], want) {
+			return "", fmt.Errorf("fixture check: %s is %s but sits at %v, want %v", c.ID, what, vectors[i], want)
+		}
+	}
+	return fmt.Sprintf("Vectors: %s at (1,0) and the %d other admissible chunks at (0,1), as in the issue's controlled fixture; "+
+		"unlike it, the %d refused decoys are deliberately at (1,0) too, on the query, so that the policy, not the vector, keeps them out",
+		answerSource, admitted, refused), nil
 }
 
 // checkPolicy confirms what the fixture is built to show: every decoy is

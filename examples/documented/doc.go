@@ -22,10 +22,14 @@
 //     expired, one not yet valid, one inadmissible, one in another scope);
 //     and two unrelated passages. With the controlled profile
 //     ("Profile=fixture; controlled dense vectors and answer; no model
-//     qualification") every chunk has a two-dimension vector: ACME-EXPORT and
-//     the four decoys at (1,0), the rest at (0,1). The decoys sit exactly on
-//     the query, so only the policy keeps them out, and run checks that it
-//     did (each refused for its own reason, none among the hits);
+//     qualification") every chunk has a two-dimension vector: ACME-EXPORT at
+//     (1,0) and every other admissible chunk at (0,1), as the issue's
+//     controlled fixture has it. Unlike that fixture, which puts every other
+//     chunk at (0,1), the four decoys are deliberately placed at (1,0) too,
+//     on the query itself, so that the policy, not the vector, keeps them
+//     out; run prints a line saying so, checks that the vectors are laid out
+//     that way, and checks that the policy did keep the decoys out (each
+//     refused for its own reason, none among the hits);
 //  2. searches with the query (1,0) as of 2026-03-02 in scope "course";
 //  3. validates the controlled answer, one exact quote from ACME-EXPORT#0,
 //     with retrieval.AnswerGate; the accepted answer text is rebuilt from

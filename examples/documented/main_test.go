@@ -169,6 +169,12 @@ func (a *agent) propose(t *testing.T, dir string) (opID string, r result) {
 	if !strings.Contains(r.stdout, "Hit 1: ACME-EXPORT#0 score=1.000") {
 		t.Fatalf("ACME-EXPORT#0 is not the first hit:\n%s", r.stdout)
 	}
+	// The output says plainly where the vectors are, and why the decoys
+	// differ from the "every other chunk at (0,1)".
+	if !strings.Contains(r.stdout, "\nVectors: ACME-EXPORT at (1,0) and the 2 other admissible chunks at (0,1), as in the issue's controlled fixture; "+
+		"unlike it, the 4 refused decoys are deliberately at (1,0) too, on the query, so that the policy, not the vector, keeps them out\n") {
+		t.Fatalf("run does not state the vector layout:\n%s", r.stdout)
+	}
 	for _, d := range decoys() {
 		if strings.Contains(r.stdout, d.ID+"#") {
 			t.Fatalf("refused source %s appears among the hits:\n%s", d.ID, r.stdout)
@@ -328,7 +334,8 @@ func TestAgentProcesses(t *testing.T) {
 			!strings.Contains(r.stderr, "retrieval: embedding failed") || !strings.Contains(r.stderr, url) {
 			t.Fatalf("run --live against %s:\n%s", url, r)
 		}
-		if strings.Contains(r.stdout, "Profile=fixture") || !strings.HasPrefix(r.stdout, "Profile=live;") || strings.Contains(r.stdout, "Hit 1") {
+		if strings.Contains(r.stdout, "Profile=fixture") || !strings.HasPrefix(r.stdout, "Profile=live;") || strings.Contains(r.stdout, "Hit 1") ||
+			strings.Contains(r.stdout, "Vectors:") {
 			t.Fatalf("live run printed fixture output:\n%s", r.stdout)
 		}
 		if states, _ := readStore(t, dir); len(states) != 0 {
@@ -365,7 +372,8 @@ func TestAgentProcesses(t *testing.T) {
 		dir := t.TempDir()
 		r := a.mustRun(t, "run", "-dir", dir, "--live", "-ollama-url", srv.URL, "-ollama-model", "stand-in")
 		if !strings.HasPrefix(r.stdout, "Profile=live;") || !strings.Contains(r.stdout, "provider=ollama model=stand-in dims=3") ||
-			!strings.Contains(r.stdout, "Hit 1: ACME-EXPORT#0 score=1.000") || r.field("Draft") != wantDraft {
+			!strings.Contains(r.stdout, "Hit 1: ACME-EXPORT#0 score=1.000") || r.field("Draft") != wantDraft ||
+			strings.Contains(r.stdout, "Vectors:") {
 			t.Fatalf("live run:\n%s", r)
 		}
 		for _, d := range decoys() {

@@ -79,7 +79,7 @@ func TestFixture(t *testing.T) {
 	}
 	vs := fixtureVectors(chunks)
 	for i, c := range chunks {
-		near := c.Source == "ACME-EXPORT" || slices.ContainsFunc(decoys(), func(d decoy) bool { return d.ID == c.Source })
+		near := c.Source == answerSource || slices.ContainsFunc(decoys(), func(d decoy) bool { return d.ID == c.Source })
 		want := []float32{0, 1}
 		if near {
 			want = fixtureQuery()
@@ -96,11 +96,46 @@ func TestFixture(t *testing.T) {
 	if err := checkPolicy(corpus, policy, nil); err != nil {
 		t.Fatal(err)
 	}
+	// What run prints about the vectors holds, and is checked: the answer's
+	// chunk on the query, every other admitted chunk at (0,1) as the issue
+	// has it, every refused one on the query.
+	for k, c := range chunks {
+		i := slices.IndexFunc(corpus, func(s retrieval.Source) bool { return s.ID == c.Source })
+		v := vs[k]
+		admitted := policy.Check(corpus[i]) == retrieval.Admitted
+		if admitted && c.Source != answerSource && !slices.Equal(v, []float32{0, 1}) {
+			t.Errorf("admissible chunk %s at %v, want (0,1)", c.ID, v)
+		}
+		if !admitted && !slices.Equal(v, fixtureQuery()) {
+			t.Errorf("refused chunk %s at %v, want the query (1,0)", c.ID, v)
+		}
+	}
+	layout, err := fixtureLayout(corpus, chunks, vs, policy)
+	want := "Vectors: ACME-EXPORT at (1,0) and the 2 other admissible chunks at (0,1), as in the issue's controlled fixture; " +
+		"unlike it, the 4 refused decoys are deliberately at (1,0) too, on the query, so that the policy, not the vector, keeps them out"
+	if err != nil || layout != want {
+		t.Fatalf("layout %q (%v), want %q", layout, err, want)
+	}
+	for name, edit := range map[string]func([][]float32){
+		"admissible chunk on the query": func(v [][]float32) { v[slices.IndexFunc(chunks, isSource("ACME-DASHBOARDS"))] = fixtureQuery() },
+		"decoy off the query":           func(v [][]float32) { v[slices.IndexFunc(chunks, isSource("ACME-EXPORT-2024"))] = []float32{0, 1} },
+		"answer off the query":          func(v [][]float32) { v[slices.IndexFunc(chunks, isSource(answerSource))] = []float32{0, 1} },
+	} {
+		bad := slices.Clone(vs)
+		edit(bad)
+		if _, err := fixtureLayout(corpus, chunks, bad, policy); err == nil || !strings.Contains(err.Error(), "fixture check") {
+			t.Errorf("%s: fixtureLayout = %v", name, err)
+		}
+	}
 	// checkPolicy must notice a refused source among the hits.
-	err := checkPolicy(corpus, policy, []retrieval.Hit{{ChunkID: "ACME-EXPORT-2024#0", SourceID: "ACME-EXPORT-2024"}})
+	err = checkPolicy(corpus, policy, []retrieval.Hit{{ChunkID: "ACME-EXPORT-2024#0", SourceID: "ACME-EXPORT-2024"}})
 	if err == nil || !strings.Contains(err.Error(), "reached the hits") {
 		t.Fatalf("checkPolicy missed a refused hit: %v", err)
 	}
+}
+
+func isSource(id string) func(retrieval.Chunk) bool {
+	return func(c retrieval.Chunk) bool { return c.Source == id }
 }
 
 func TestCheckRowsReportsInconsistency(t *testing.T) {
