@@ -36,6 +36,21 @@ type mapDraft map[string]any
 
 func (mapDraft) Validate() []error { return nil }
 
+// rawDraft marshals to exactly its bytes, which need not be UTF-8.
+type rawDraft []byte
+
+func (rawDraft) Validate() []error              { return nil }
+func (d rawDraft) MarshalJSON() ([]byte, error) { return d, nil }
+
+// embeddedRawDraft carries a json.RawMessage, which json.Marshal copies
+// without checking its strings.
+type embeddedRawDraft struct {
+	Title string          `json:"title"`
+	Extra json.RawMessage `json:"extra"`
+}
+
+func (embeddedRawDraft) Validate() []error { return nil }
+
 type nullDraft struct{}
 
 func (nullDraft) Validate() []error            { return nil }
@@ -67,6 +82,10 @@ func TestRegister(t *testing.T) {
 			problems: []string{"does not marshal"}},
 		{name: "invalid UTF-8 in draft", ticket: Ticket{OperationID: "op", Draft: testDraft{Title: "bad \xff", Quantity: 1}}, want: []error{ErrInvalidDraft},
 			problems: []string{"not valid UTF-8"}},
+		{name: "MarshalJSON not UTF-8", ticket: Ticket{OperationID: "op", Draft: rawDraft("{\"a\":\"\xff\"}")}, want: []error{ErrInvalidDraft},
+			problems: []string{"not valid UTF-8"}},
+		{name: "RawMessage not UTF-8", ticket: Ticket{OperationID: "op", Draft: embeddedRawDraft{Title: "t", Extra: json.RawMessage("\"\xfe\"")}},
+			want: []error{ErrInvalidDraft}, problems: []string{"not valid UTF-8"}},
 		{name: "genuine U+FFFD is fine", ticket: Ticket{OperationID: "op", Draft: testDraft{Title: "ok \ufffd and \\ufffd", Quantity: 1}}},
 		{name: "null draft", ticket: Ticket{OperationID: "op", Draft: nullDraft{}}, want: []error{ErrInvalidDraft}, problems: []string{"null"}},
 		{name: "too large", ticket: Ticket{OperationID: "op", Draft: testDraft{Title: strings.Repeat("x", 100), Quantity: 1}},
@@ -571,13 +590,15 @@ func TestAppendOnly(t *testing.T) {
 		`UPDATE operations SET comment = 'edited' WHERE operation_id = 'a'`,
 		`UPDATE operations SET decided_by = 'mallory' WHERE operation_id = 'c'`,
 		`UPDATE operations SET status = 'approved', verdict = 'approve' WHERE operation_id = 'r'`,
-		`UPDATE operations SET status = 'completed', completed_at = 1 WHERE operation_id = 'a'`,
+		`UPDATE operations SET status = 'completed', completed_at = NULL WHERE operation_id = 'a'`,
+		`UPDATE operations SET status = 'completed' WHERE operation_id = 'a'`,
 		`UPDATE operations SET status = 'approved', completed_at = NULL WHERE operation_id = 'c'`,
 		`UPDATE operations SET completed_at = 2 WHERE operation_id = 'c'`,
 		`UPDATE items SET draft = '{}'`,
 		`INSERT INTO operations (operation_id, draft, status, created_at) VALUES ('x', '{}', 'approved', 1)`,
 		`INSERT INTO operations (operation_id, draft, status, created_at, verdict, comment, decided_by, decided_at) VALUES ('x', '{}', 'waiting', 1, 'approve', '', 'y', 1)`,
 		`INSERT INTO operations (operation_id, draft, status, created_at) VALUES ('x', '{}', 'done', 1)`,
+		`INSERT INTO items (operation_id, id, draft, created_at) SELECT operation_id, seq, draft, 1 FROM operations WHERE operation_id = 'a'`,
 		`INSERT INTO items (operation_id, id, draft, created_at) SELECT operation_id, seq, draft, 1 FROM operations WHERE operation_id = 'w'`,
 		`INSERT INTO items (operation_id, id, draft, created_at) SELECT operation_id, seq, draft, 1 FROM operations WHERE operation_id = 'r'`,
 		`INSERT INTO items (operation_id, id, draft, created_at) SELECT operation_id, seq, '{"forged":true}', 1 FROM operations WHERE operation_id = 'a'`,
@@ -604,19 +625,24 @@ func TestAppendOnly(t *testing.T) {
 	}
 	// The same kind of statement, well formed, is accepted: the refusals
 	// above are the rules at work. (Inside a transaction rolled back, so
-	// the history compared below is untouched.)
+	// the history compared below is untouched.) Completing an operation
+	// inserts its item, from its own draft, in the same statement.
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
-		`INSERT INTO items (operation_id, id, draft, created_at) SELECT operation_id, seq, draft, 1 FROM operations WHERE operation_id = 'a'`,
 		`UPDATE operations SET status = 'completed', completed_at = 1 WHERE operation_id = 'a'`,
 		`UPDATE operations SET status = 'approved', verdict = 'approve', comment = '', decided_by = 'x', decided_at = 1 WHERE operation_id = 'w'`,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			t.Errorf("well-formed %s refused: %v", q, err)
 		}
+	}
+	var itemOK int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM items i JOIN operations o USING (operation_id)
+		WHERE i.operation_id = 'a' AND i.draft = o.draft AND i.id = o.seq AND i.created_at = 1`).Scan(&itemOK); err != nil || itemOK != 1 {
+		t.Errorf("completing 'a' inserted %d matching items (%v), want 1", itemOK, err)
 	}
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
@@ -868,6 +894,44 @@ func TestClosed(t *testing.T) {
 	}
 	if _, err := s.List(ctx, Filter{}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("List after Close: %v", err)
+	}
+}
+
+// TestCloseConcurrently: Close may be called from several goroutines at once
+// (the Store is documented as safe for concurrent use); exactly one call
+// closes, none panics, and every later call is a no-op.
+func TestCloseConcurrently(t *testing.T) {
+	s := newStore(t)
+	path := filepath.Join(t.TempDir(), "unused.db")
+	// Many rounds make the race between two closers likely; a Store whose
+	// pool never connected keeps each round cheap.
+	for range 300 {
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &Store{db: db, closed: make(chan struct{}), writer: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				<-start
+				if err := c.Close(); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if _, err := s.Read(context.Background(), "op"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Read after Close: %v", err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"unicode/utf8"
 )
 
 // canonicalDraft validates d and returns its canonical JSON, or an
@@ -31,6 +32,13 @@ func canonicalDraft(operationID string, d Draft, maxBytes int) (json.RawMessage,
 	}
 	if hasReplacedUTF8(raw) {
 		problems = append(problems, errors.New("draft holds a string that is not valid UTF-8 (JSON would alter it)"))
+	}
+	if !utf8.Valid(raw) {
+		// A MarshalJSON method or a json.RawMessage can hand over bytes that
+		// are not UTF-8; decoding would silently replace them, so the stored
+		// draft would not be the one marshalled.
+		problems = append(problems, errors.New("draft JSON is not valid UTF-8 (canonicalising would alter it)"))
+		return nil, &InvalidDraftError{OperationID: operationID, Problems: problems}
 	}
 	canon, err := canonicalJSON(raw)
 	if err != nil {

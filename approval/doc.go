@@ -22,14 +22,14 @@
 // ErrAlreadyDecided with the standing decision. A rejection is final; a new
 // proposal needs a new operation id.
 //
-// Apply inserts the approved item (UNIQUE per operation id), marks the
-// operation Completed and runs the caller's Effect with the same *sql.Tx,
-// then commits. The caller's own rows therefore commit with the completion
-// or not at all. Once committed, Apply returns the same item id without
-// running the effect again; if the effect fails, nothing commits and the
-// operation stays Approved for a retry. Effects outside the database (an
-// HTTP call) are not covered by the transaction and must be idempotent on
-// the operation id themselves.
+// Apply marks the operation Completed, which inserts the approved item
+// (UNIQUE per operation id) in the same statement, runs the caller's Effect
+// with the same *sql.Tx, then commits. The caller's own rows therefore
+// commit with the completion or not at all. Once committed, Apply returns
+// the same item id without running the effect again; if the effect fails,
+// nothing commits and the operation stays Approved for a retry. Effects
+// outside the database (an HTTP call) are not covered by the transaction
+// and must be idempotent on the operation id themselves.
 //
 // A host that waits for a person can record a WaitingReceipt (Receipt),
 // write it to disk (WriteReceiptFile), and resume in another process
@@ -57,10 +57,10 @@
 // id, draft and creation time never change; its decision is written once,
 // with the move out of Waiting, and never changes after; items and receipts
 // are never updated or deleted, and nothing is deleted from operations; an
-// item is accepted only for an Approved operation, only with its persisted
-// draft; Completed requires the item. Reads check the shape of what they
-// find and report ErrInconsistent rather than return a state the store
-// never writes.
+// item is inserted only by its operation's move from Approved to Completed,
+// from the persisted draft, so an operation is Completed exactly when it has
+// its item. Reads check the shape of what they find and report
+// ErrInconsistent rather than return a state the store never writes.
 //
 // The boundary is the file: anyone who can write the database file (an
 // administrator, a process with the path) can drop the triggers and change

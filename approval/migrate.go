@@ -104,6 +104,44 @@ BEGIN SELECT RAISE(ABORT, 'approval: receipts are never deleted'); END;
 		{3, "list by status index", `
 CREATE INDEX operations_by_status ON operations (status, seq);
 `},
+		// Version 4 makes Apply one statement. No query ever used
+		// operations_by_status (List walks seq, the primary key), yet every
+		// Register, Decide and Apply paid for keeping it up to date. The
+		// move Approved→Completed now inserts the item itself, from the
+		// row's own draft, in the same statement; an item can no longer be
+		// inserted on its own, so an item exists exactly when its operation
+		// is Completed. (Every completion sets completed_at, which the CHECK
+		// requires, so the trigger watches that column and stays out of
+		// Decide's way.)
+		{4, "completion inserts the item; drop the unused status index", `
+DROP INDEX operations_by_status;
+
+DROP TRIGGER operations_transition;
+CREATE TRIGGER operations_transition BEFORE UPDATE ON operations
+WHEN NOT (
+	NEW.seq IS OLD.seq AND NEW.operation_id IS OLD.operation_id AND
+	NEW.draft IS OLD.draft AND NEW.created_at IS OLD.created_at AND (
+		(OLD.status = 'waiting' AND NEW.status IN ('approved', 'rejected'))
+		OR
+		(OLD.status = 'approved' AND NEW.status = 'completed' AND
+			NEW.verdict IS OLD.verdict AND NEW.comment IS OLD.comment AND
+			NEW.decided_by IS OLD.decided_by AND NEW.decided_at IS OLD.decided_at)))
+BEGIN SELECT RAISE(ABORT, 'approval: operations change only by a permitted status transition'); END;
+
+CREATE TRIGGER operations_complete AFTER UPDATE OF completed_at ON operations
+WHEN OLD.status = 'approved' AND NEW.status = 'completed'
+BEGIN
+	INSERT INTO items (operation_id, id, draft, created_at)
+	VALUES (NEW.operation_id, NEW.seq, NEW.draft, NEW.completed_at);
+END;
+
+DROP TRIGGER items_insert;
+CREATE TRIGGER items_insert BEFORE INSERT ON items
+WHEN NOT EXISTS (SELECT 1 FROM operations o
+	WHERE o.operation_id = NEW.operation_id AND o.status = 'completed' AND o.draft IS NEW.draft
+	AND o.seq IS NEW.id AND o.completed_at IS NEW.created_at)
+BEGIN SELECT RAISE(ABORT, 'approval: an item is the persisted draft of the operation its completion inserts'); END;
+`},
 	}
 }
 

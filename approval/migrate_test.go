@@ -51,6 +51,54 @@ func TestOpenSettings(t *testing.T) {
 	}
 }
 
+// TestCheckSettings: Open reads the settings back instead of trusting the
+// DSN, so a connection that is less durable or less strict than the store
+// promises is refused.
+func TestCheckSettings(t *testing.T) {
+	ctx := context.Background()
+	const busy = 2 * time.Second
+	tests := []struct {
+		name  string
+		query string // DSN parameters
+		want  string // the setting the error names; "" for none
+	}{
+		{"as the store opens it", "_busy_timeout=2000&_foreign_keys=1&_synchronous=FULL", ""},
+		{"synchronous NORMAL", "_busy_timeout=2000&_foreign_keys=1&_synchronous=NORMAL", "synchronous"},
+		{"synchronous OFF", "_busy_timeout=2000&_foreign_keys=1&_synchronous=OFF", "synchronous"},
+		{"foreign keys off", "_busy_timeout=2000&_foreign_keys=0&_synchronous=FULL", "foreign_keys"},
+		{"other busy timeout", "_busy_timeout=5&_foreign_keys=1&_synchronous=FULL", "busy_timeout"},
+		{"rollback journal", "_busy_timeout=2000&_foreign_keys=1&_synchronous=FULL&_journal_mode=DELETE", "journal_mode"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.db")
+			if tc.want != "journal_mode" {
+				wal, err := sql.Open("sqlite", path+"?_journal_mode=WAL")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := wal.PingContext(ctx); err != nil {
+					t.Fatal(err)
+				}
+				wal.Close()
+			}
+			db, err := sql.Open("sqlite", path+"?"+tc.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			s := &Store{db: db}
+			err = s.checkSettings(ctx, busy)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("checkSettings refused the store's own settings: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("checkSettings = %v, want an error naming %s", err, tc.want)
+			}
+		})
+	}
+}
+
 func TestOpenRefuses(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -142,8 +190,24 @@ func TestMigrationsForward(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "m.db")
 			db := rawDB(t, path)
 			migrateTo(t, db, all[:v])
-			if _, err := db.ExecContext(ctx, `INSERT INTO operations (operation_id, draft, status, created_at) VALUES ('old', '{"title":"old"}', 'waiting', 1)`); err != nil {
-				t.Fatal(err)
+			// A waiting, an approved and (written the way versions before 4
+			// did: item first, then the status) a completed operation.
+			seed := []string{
+				`INSERT INTO operations (operation_id, draft, status, created_at) VALUES ('old', '{"title":"old"}', 'waiting', 1)`,
+				`INSERT INTO operations (operation_id, draft, status, created_at) VALUES ('ok', '{"title":"ok"}', 'waiting', 1)`,
+				`UPDATE operations SET status = 'approved', verdict = 'approve', comment = '', decided_by = 'x', decided_at = 2 WHERE operation_id = 'ok'`,
+			}
+			if v < 4 {
+				seed = append(seed,
+					`INSERT INTO operations (operation_id, draft, status, created_at) VALUES ('done', '{"title":"done"}', 'waiting', 1)`,
+					`UPDATE operations SET status = 'approved', verdict = 'approve', comment = '', decided_by = 'x', decided_at = 2 WHERE operation_id = 'done'`,
+					`INSERT INTO items (operation_id, id, draft, created_at) SELECT operation_id, seq, draft, 3 FROM operations WHERE operation_id = 'done'`,
+					`UPDATE operations SET status = 'completed', completed_at = 3 WHERE operation_id = 'done'`)
+			}
+			for _, q := range seed {
+				if _, err := db.ExecContext(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
 			}
 			s := openTest(t, path)
 			defer s.Close()
@@ -154,12 +218,24 @@ func TestMigrationsForward(t *testing.T) {
 			if err != nil || string(st.Draft) != `{"title":"old"}` || st.Status != StatusWaiting {
 				t.Fatalf("row from version %d: %+v, %v", v, st, err)
 			}
+			if v < 4 {
+				if st, err := s.Read(ctx, "done"); err != nil || st.Status != StatusCompleted || st.ItemID == 0 {
+					t.Fatalf("completed row from version %d: %+v, %v", v, st, err)
+				}
+			}
+			applied, err := s.Apply(ctx, "ok", nil)
+			if err != nil || applied.Status != StatusCompleted || applied.ItemID == 0 {
+				t.Fatalf("Apply of an operation approved at version %d: %+v, %v", v, applied, err)
+			}
 			if _, err := s.db.ExecContext(ctx, `DELETE FROM operations`); err == nil {
 				t.Fatal("append-only triggers not in force after migration")
 			}
+			if _, err := s.db.ExecContext(ctx, `INSERT INTO items (operation_id, id, draft, created_at) VALUES ('old', 1, '{"title":"old"}', 1)`); err == nil {
+				t.Fatal("an item was inserted on its own after migration")
+			}
 			var idx int
-			if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'operations_by_status'`).Scan(&idx); err != nil || idx != 1 {
-				t.Fatalf("status index: %d, %v", idx, err)
+			if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'operations_by_status'`).Scan(&idx); err != nil || idx != 0 {
+				t.Fatalf("status index dropped by migration 4 still there: %d, %v", idx, err)
 			}
 			// Opening again changes nothing.
 			if err := s.Close(); err != nil {
@@ -171,6 +247,61 @@ func TestMigrationsForward(t *testing.T) {
 				t.Fatalf("versions after reopening: %v", got)
 			}
 		})
+	}
+}
+
+// TestIndexesAreUsed: every index the schema keeps up to date on each write
+// is used by at least one of the store's statements; an index no query
+// reads only slows every Register, Decide and Apply down.
+func TestIndexesAreUsed(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	used := map[string]bool{}
+	for _, q := range statements() {
+		args := make([]any, strings.Count(q, "?"))
+		for i := range args {
+			args[i] = "x"
+		}
+		rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
+		if err != nil {
+			t.Fatalf("explain %s: %v", q, err)
+		}
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			if _, after, ok := strings.Cut(detail, " INDEX "); ok {
+				name, _, _ := strings.Cut(after, " ")
+				used[name] = true
+			}
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'index'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if !used[name] {
+			t.Errorf("index %s is maintained on every write but no statement uses it (used: %v)", name, used)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no index found: the operation id lookup needs one")
 	}
 }
 

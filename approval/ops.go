@@ -123,10 +123,11 @@ func (s *Store) Decide(ctx context.Context, d Decision) (State, error) {
 
 // Apply applies an Approved operation, at most once.
 //
-// In one transaction it inserts the approved item (copied by SQL from the
-// persisted draft; one item per operation id, enforced by a UNIQUE
-// constraint), marks the operation Completed and runs effect with that
-// transaction; then it commits. Item.Draft is the persisted draft. If anything fails (the effect included), the transaction rolls
+// In one transaction it marks the operation Completed and inserts the
+// approved item (copied by SQL from the persisted draft; one item per
+// operation id, enforced by a UNIQUE constraint) in one statement, runs
+// effect with that transaction, then commits. Item.Draft is the persisted
+// draft. If anything fails (the effect included), the transaction rolls
 // back: nothing of the effect, the item or the completion is kept, the
 // operation stays Approved and a retry can succeed. An effect error is
 // returned as an *EffectError (ErrEffectFailed) wrapping it. A panic in
@@ -143,17 +144,22 @@ func (s *Store) Apply(ctx context.Context, operationID string, effect Effect) (S
 	var st State
 	applied := false
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		applied = false
 		now := s.now().UTC().UnixNano()
-		res, err := s.exec(ctx, tx, qInsertItem, now, operationID)
+		q, err := s.prepared(ctx, tx, qComplete)
 		if err != nil {
-			return fmt.Errorf("approval: insert item for %q: %w", operationID, err)
+			return err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("approval: insert item for %q: %w", operationID, err)
-		}
-		if n == 0 {
+		// One statement marks the operation Completed and, through the
+		// operations_complete trigger, inserts its item from the persisted
+		// draft; the effect runs after it, so the item and the status stay
+		// together even if a misbehaving effect ends the transaction.
+		var itemID int64 // the operation's seq
+		d := Decision{OperationID: operationID}
+		var draft []byte
+		var created, decided int64
+		err = q.QueryRowContext(ctx, now, operationID).
+			Scan(&itemID, &draft, &created, &d.Verdict, &d.Comment, &d.DecidedBy, &decided)
+		if errors.Is(err, sql.ErrNoRows) {
 			// Not approved: unknown, waiting, rejected, or completed before.
 			cur, err := s.readState(ctx, tx, operationID)
 			if err != nil {
@@ -165,19 +171,7 @@ func (s *Store) Apply(ctx context.Context, operationID string, effect Effect) (S
 			st = cur
 			return nil
 		}
-		var itemID int64 // the operation's seq, returned by qComplete
-		// The completion is written before the effect runs, so that the item
-		// and the Completed status stay together even if a misbehaving
-		// effect ends the transaction itself.
-		q, err := s.prepared(ctx, tx, qComplete)
 		if err != nil {
-			return err
-		}
-		d := Decision{OperationID: operationID}
-		var draft []byte
-		var created, decided int64
-		if err := q.QueryRowContext(ctx, now, operationID).
-			Scan(&itemID, &draft, &created, &d.Verdict, &d.Comment, &d.DecidedBy, &decided); err != nil {
 			return fmt.Errorf("approval: complete %q: %w", operationID, err)
 		}
 		if effect != nil {
@@ -226,6 +220,12 @@ func (s *Store) Read(ctx context.Context, operationID string) (State, error) {
 
 // List returns operations oldest first, filtered by status and paged by
 // cursor (see Filter and Page).
+//
+// It walks the operations in the order they were registered, along the
+// table's primary key; a status filter skips the others. A page therefore
+// costs the rows between the cursor and its last match: keep the cursor of
+// the last page to poll for new operations cheaply. There is no status
+// index, because every Register, Decide and Apply would pay to maintain it.
 func (s *Store) List(ctx context.Context, f Filter) (Page, error) {
 	if f.Status != "" && !f.Status.Valid() {
 		return Page{}, fmt.Errorf("%w: unknown status %q", ErrInvalidFilter, f.Status)
@@ -357,21 +357,6 @@ func scanState(r scanner) (State, int64, error) {
 		return bad(fmt.Sprintf("unknown status %q", status))
 	}
 	return st, seq, nil
-}
-
-func (s *Store) updateOne(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
-	res, err := s.exec(ctx, tx, query, args...)
-	if err != nil {
-		return err
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n != 1 {
-		return fmt.Errorf("%w: %d rows updated, want 1", ErrInconsistent, n)
-	}
-	return nil
 }
 
 func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }

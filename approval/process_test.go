@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +33,19 @@ const (
 	childOp   = "CANDOR_APPROVAL_OP"
 	childN    = "CANDOR_APPROVAL_N"
 	childArg  = "CANDOR_APPROVAL_ARG"
+	// childRetry names an operation the apply child retries first, before
+	// it reports ready: the retry after a crash runs in a fresh process,
+	// the next crash child.
+	childRetry = "CANDOR_APPROVAL_RETRY"
+	// childKill makes the apply child SIGKILL itself at a chosen point:
+	// 0..ledgerLines is inside the effect after that many ledger rows,
+	// killAfterCommit right after Apply returned.
+	childKill = "CANDOR_APPROVAL_KILL"
 )
+
+// killAfterCommit is the childKill point after Apply committed, before the
+// child reports.
+const killAfterCommit = ledgerLines + 1
 
 func TestMain(m *testing.M) {
 	if role := os.Getenv(childRole); role != "" {
@@ -53,7 +66,8 @@ type childEvent struct {
 	Status    Status    `json:"status,omitempty"`
 	ItemID    int64     `json:"item_id,omitempty"`
 	EffectRan bool      `json:"effect_ran,omitempty"`
-	Nanos     int64     `json:"nanos,omitempty"` // how long Apply took in the child
+	// at is when the parent read the event.
+	at time.Time
 }
 
 // surfacedBusy reports whether err is, or says, SQLITE_BUSY or
@@ -122,21 +136,42 @@ func runChild(role string) int {
 		}
 		return 0
 	case "apply":
-		// Apply op with an effect that writes ledgerLines rows through the
-		// transaction, report, then wait for stdin to close: the parent
-		// decides when this process ends (often with SIGKILL).
+		// Retry childRetry if set and report it; then, once the parent says
+		// go, apply op with an effect that writes ledgerLines rows through
+		// the transaction, report, and wait for stdin to close: the parent
+		// (or childKill) decides when this process ends, mostly with
+		// SIGKILL.
 		s, err := Open(ctx, os.Getenv(childDB), WithLogger(discardLogger()))
 		if err != nil {
 			return fail(err)
 		}
 		defer s.Close()
+		if retry := os.Getenv(childRetry); retry != "" {
+			ran := false
+			st, err := s.Apply(ctx, retry, ledgerEffect(&ran, -1))
+			if err != nil {
+				emit(childEvent{Event: "retried", Err: err.Error(), Busy: surfacedBusy(err)})
+				return 1
+			}
+			emit(childEvent{Event: "retried", Status: st.Status, ItemID: st.ItemID, EffectRan: ran})
+		}
+		if op == "" {
+			for in.Scan() {
+			}
+			return 0
+		}
+		killAt := -1
+		if k := os.Getenv(childKill); k != "" {
+			if killAt, err = strconv.Atoi(k); err != nil {
+				return fail(err)
+			}
+		}
 		emit(childEvent{Event: "ready"})
 		if !in.Scan() {
 			return fail(errors.New("no go from parent"))
 		}
 		ran := false
-		start := time.Now()
-		effect := ledgerEffect(&ran)
+		effect := ledgerEffect(&ran, killAt)
 		if marker := os.Getenv(childArg); marker != "" {
 			// Leave a trace, outside the transaction, that the effect has
 			// started: the parent then knows a kill landed inside Apply's
@@ -153,8 +188,10 @@ func runChild(role string) int {
 		if err != nil {
 			return fail(err)
 		}
-		emit(childEvent{Event: "result", Status: st.Status, ItemID: st.ItemID, EffectRan: ran,
-			Nanos: time.Since(start).Nanoseconds()})
+		if killAt == killAfterCommit {
+			killSelf()
+		}
+		emit(childEvent{Event: "result", Status: st.Status, ItemID: st.ItemID, EffectRan: ran})
 		for in.Scan() {
 		}
 		return 0
@@ -177,7 +214,7 @@ func runChild(role string) int {
 		}
 		if st.Status == StatusApproved {
 			ran := false
-			if st, err = s.Apply(ctx, r.OperationID, ledgerEffect(&ran)); err != nil {
+			if st, err = s.Apply(ctx, r.OperationID, ledgerEffect(&ran, -1)); err != nil {
 				return fail(err)
 			}
 			emit(childEvent{Event: "result", Status: st.Status, ItemID: st.ItemID, EffectRan: ran})
@@ -199,21 +236,45 @@ func raceDraft() testDraft {
 const ledgerLines = 40
 
 // ledgerEffect is the caller's effect in the process tests: it writes its
-// own rows through Apply's transaction.
-func ledgerEffect(ran *bool) Effect {
+// own rows through Apply's transaction. With killAfter in 0..ledgerLines the
+// process SIGKILLs itself once it has written that many rows, inside the
+// transaction.
+func ledgerEffect(ran *bool, killAfter int) Effect {
 	return func(ctx context.Context, tx *sql.Tx, item Item) error {
 		*ran = true
-		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS ledger (
-			operation_id TEXT NOT NULL, item_id INTEGER NOT NULL, line INTEGER NOT NULL)`); err != nil {
-			return err
+		// The index keeps the parent's per-operation counts from scanning
+		// every row earlier rounds wrote; it is not unique, so a second run
+		// of an effect would show as extra rows.
+		for _, q := range []string{
+			`CREATE TABLE IF NOT EXISTS ledger (operation_id TEXT NOT NULL, item_id INTEGER NOT NULL, line INTEGER NOT NULL)`,
+			`CREATE INDEX IF NOT EXISTS ledger_by_operation ON ledger (operation_id)`,
+		} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
 		}
 		for i := range ledgerLines {
+			if i == killAfter {
+				killSelf()
+			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO ledger (operation_id, item_id, line) VALUES (?, ?, ?)`,
 				item.OperationID, item.ID, i); err != nil {
 				return err
 			}
 		}
+		if killAfter == ledgerLines {
+			killSelf()
+		}
 		return nil
+	}
+}
+
+// killSelf ends the process as the parent's SIGKILL would: at once, with no
+// deferred function, no Close and no flush.
+func killSelf() {
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	for {
+		time.Sleep(time.Hour) // not reached: the kernel ends the process first
 	}
 }
 
@@ -222,7 +283,26 @@ type child struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	events chan childEvent
-	stderr *strings.Builder
+	stderr *lockedBuffer
+}
+
+// lockedBuffer collects a child's stderr; exec copies into it from its own
+// goroutine while a failing test may already read it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func startChild(t testing.TB, role string, env ...string) *child {
@@ -240,7 +320,7 @@ func startChild(t testing.TB, role string, env ...string) *child {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &child{cmd: cmd, stdin: stdin, events: make(chan childEvent, 4), stderr: &strings.Builder{}}
+	c := &child{cmd: cmd, stdin: stdin, events: make(chan childEvent, 4), stderr: &lockedBuffer{}}
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -253,6 +333,7 @@ func startChild(t testing.TB, role string, env ...string) *child {
 			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 				ev = childEvent{Event: "garbage", Err: sc.Text()}
 			}
+			ev.at = time.Now()
 			c.events <- ev
 		}
 	}()
@@ -363,23 +444,34 @@ func TestDecideRaceAcrossProcesses(t *testing.T) {
 // crashCounts tallies where the kills landed, for the log.
 type crashCounts struct{ beforeEffect, insideTx, afterCommit int }
 
-// crashApplyLoop registers and approves n operations, applies each in a
-// child killed with SIGKILL at a random moment, checks the file right after
-// the kill, and retries the apply in a fresh process.
+// crashApplyLoop registers and approves n operations and applies each in a
+// child process killed with SIGKILL, checks the file right after the kill,
+// and has a fresh process retry the apply: the next crash child, which
+// retries before it starts its own apply (and a last child for the last
+// operation), so each round costs one process start.
+//
+// Two kinds of kill alternate. Two rounds in three, the parent kills the
+// child after a random delay, so kills land anywhere, the commit included.
+// Every third round, the child kills itself at a random point that is
+// certainly inside Apply's transaction (after 0..ledgerLines rows of the
+// effect) or certainly just after the commit: those rounds do not depend on
+// timing, so every run covers both sides of the commit whatever the load.
 func crashApplyLoop(t *testing.T, n int) {
 	ctx := context.Background()
 	db := filepath.Join(t.TempDir(), "crash.db")
 	s := openTest(t, db)
 	defer s.Close()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed))
-	// window estimates how long Apply takes in a child: a moving average
-	// of what children that finished report, grown by a quarter after
-	// each kill that came first, kept within 1..200ms. The kill delay is
-	// drawn uniformly over 1.5 windows so that kills land before, inside
-	// and after the transaction. It only shapes the distribution of kill
-	// points; nothing waits on it.
-	window := 5 * time.Millisecond
+	// window estimates how long a child takes from the parent's go to its
+	// result: the mean of what the parent measured on children that
+	// finished before their kill, doubled while none has. The kill delay is
+	// drawn uniformly over 1.5 windows, so that about a third of the
+	// external kills land after the commit and the rest before or inside
+	// the transaction, the commit included. It only shapes the distribution
+	// of kill points; nothing waits on it.
+	window, measured := 5*time.Millisecond, 0
 	var counts crashCounts
+	prev, prevBefore := "", State{} // the killed operation awaiting its retry
 	for i := range n {
 		op := fmt.Sprintf("crash-%d", i)
 		if _, err := s.Register(ctx, Ticket{OperationID: op, Draft: testDraft{Title: op, Quantity: i + 1}}); err != nil {
@@ -390,24 +482,46 @@ func crashApplyLoop(t *testing.T, n int) {
 		}
 
 		marker := filepath.Join(filepath.Dir(db), op+".effect")
-		c := startChild(t, "apply", childDB+"="+db, childOp+"="+op, childArg+"="+marker)
+		env := []string{childDB + "=" + db, childOp + "=" + op, childArg + "=" + marker, childRetry + "=" + prev}
+		killAt := -1 // the parent kills
+		if i%3 == 2 {
+			killAt = rng.IntN(killAfterCommit + 1)
+			env = append(env, childKill+"="+strconv.Itoa(killAt))
+		}
+		c := startChild(t, "apply", env...)
+		if prev != "" {
+			checkRetry(t, s, prev, prevBefore, c.expect(t, "retried"))
+		}
 		c.expect(t, "ready")
-		delay := time.Duration(rng.Int64N(int64(window) * 3 / 2))
 		c.send(t, "go")
-		time.Sleep(delay) // a random kill point, not synchronisation
-		if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
+		sent := time.Now()
+		if killAt < 0 {
+			time.Sleep(time.Duration(rng.Int64N(int64(window) * 3 / 2))) // a random kill point, not synchronisation
+			if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
 		}
 		var finished *childEvent
 		for ev := range c.events {
-			if ev.Event == "result" {
-				finished = &ev
-				avg := (window*7 + time.Duration(ev.Nanos)) / 8
-				window = min(max(avg, time.Millisecond), 200*time.Millisecond)
+			if ev.Event != "result" {
+				continue
 			}
+			finished = &ev
+			if killAt >= 0 {
+				// The child should have killed itself before reporting.
+				_ = c.cmd.Process.Signal(syscall.SIGKILL)
+				t.Errorf("%s: child meant to kill itself at %d reported %+v", op, killAt, ev)
+				continue
+			}
+			took := ev.at.Sub(sent)
+			if measured == 0 {
+				window = took
+			}
+			window += (took - window) / time.Duration(min(measured+1, 16))
+			measured++
 		}
-		if finished == nil {
-			window = min(window*5/4, 200*time.Millisecond)
+		if finished == nil && killAt < 0 && measured == 0 {
+			window = min(2*window, time.Second)
 		}
 		werr := c.cmd.Wait()
 		if finished != nil && finished.Err != "" {
@@ -430,35 +544,47 @@ func crashApplyLoop(t *testing.T, n int) {
 		if finished != nil && (before.Status != StatusCompleted || before.ItemID != finished.ItemID) {
 			t.Fatalf("%s: child reported item %d completed, file holds %+v", op, finished.ItemID, before)
 		}
-
-		r := startChild(t, "apply", childDB+"="+db, childOp+"="+op)
-		r.expect(t, "ready")
-		r.send(t, "go")
-		ev := r.expect(t, "result")
-		r.finish(t)
-		if ev.Err != "" || ev.Busy {
-			t.Fatalf("%s: retry failed: %s", op, ev.Err)
+		switch {
+		case killAt >= 0 && killAt < killAfterCommit && (before.Status != StatusApproved || markErr != nil):
+			t.Fatalf("%s: killed inside the effect after %d rows, yet the file holds %+v (effect marker: %v)", op, killAt, before, markErr)
+		case killAt == killAfterCommit && before.Status != StatusCompleted:
+			t.Fatalf("%s: killed after the commit, yet the file holds %+v", op, before)
 		}
-		after := checkApplyInvariant(t, s, op)
-		if after.Status != StatusCompleted || after.ItemID != ev.ItemID {
-			t.Fatalf("%s: after retry %+v, retry reported item %d", op, after, ev.ItemID)
-		}
-		if before.Status == StatusCompleted && (ev.EffectRan || ev.ItemID != before.ItemID) {
-			t.Fatalf("%s: completed before the retry (item %d) but the retry ran the effect=%v, item %d",
-				op, before.ItemID, ev.EffectRan, ev.ItemID)
-		}
-		if before.Status == StatusApproved && !ev.EffectRan {
-			t.Fatalf("%s: approved before the retry, but the retry did not run the effect", op)
-		}
+		prev, prevBefore = op, before
 	}
+	last := startChild(t, "apply", childDB+"="+db, childRetry+"="+prev)
+	checkRetry(t, s, prev, prevBefore, last.expect(t, "retried"))
+	last.finish(t)
+
 	t.Logf("%d kills: %d before the effect began, %d inside the transaction after it began, %d after the commit (kill window %v)",
 		n, counts.beforeEffect, counts.insideTx, counts.afterCommit, window)
-	var items, ops int
-	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM items), (SELECT count(*) FROM operations WHERE status = 'completed')`).Scan(&items, &ops); err != nil {
+	var items, ops, ledger int
+	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM items), (SELECT count(*) FROM operations WHERE status = 'completed'),
+		(SELECT count(*) FROM ledger)`).Scan(&items, &ops, &ledger); err != nil {
 		t.Fatal(err)
 	}
-	if items != n || ops != n {
-		t.Fatalf("%d items and %d completed operations, want %d of each", items, ops, n)
+	if items != n || ops != n || ledger != n*ledgerLines {
+		t.Fatalf("%d items, %d completed operations and %d ledger rows, want %d, %d and %d", items, ops, ledger, n, n, n*ledgerLines)
+	}
+}
+
+// checkRetry checks what a fresh process's retry of op reported against the
+// state op was in after the kill (before).
+func checkRetry(t *testing.T, s *Store, op string, before State, ev childEvent) {
+	t.Helper()
+	if ev.Err != "" || ev.Busy {
+		t.Fatalf("%s: retry failed: %s", op, ev.Err)
+	}
+	after := checkApplyInvariant(t, s, op)
+	if after.Status != StatusCompleted || after.ItemID != ev.ItemID {
+		t.Fatalf("%s: after retry %+v, retry reported item %d", op, after, ev.ItemID)
+	}
+	if before.Status == StatusCompleted && (ev.EffectRan || ev.ItemID != before.ItemID) {
+		t.Fatalf("%s: completed before the retry (item %d) but the retry ran the effect=%v, item %d",
+			op, before.ItemID, ev.EffectRan, ev.ItemID)
+	}
+	if before.Status == StatusApproved && !ev.EffectRan {
+		t.Fatalf("%s: approved before the retry, but the retry did not run the effect", op)
 	}
 }
 

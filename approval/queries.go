@@ -26,12 +26,10 @@ ON CONFLICT (operation_id) DO NOTHING`
 WHERE operation_id = ? AND status = 'waiting'
 RETURNING draft, created_at`
 
-	// qInsertItem copies the persisted draft of an approved operation; the
-	// caller's bytes never reach the item. No row inserted means unknown,
-	// not approved, or already completed.
-	qInsertItem = `INSERT INTO items (operation_id, id, draft, created_at)
-SELECT operation_id, seq, draft, ? FROM operations WHERE operation_id = ? AND status = 'approved'`
-
+	// qComplete moves an approved operation to Completed; the
+	// operations_complete trigger inserts its item from the persisted draft
+	// in the same statement, the caller's bytes never reach it. No row back
+	// means unknown, not approved, or completed before.
 	qComplete = `UPDATE operations SET status = 'completed', completed_at = ?
 WHERE operation_id = ? AND status = 'approved'
 RETURNING seq, draft, created_at, verdict, comment, decided_by, decided_at`
@@ -47,7 +45,7 @@ AND session_id = ? AND checkpoint_id = ? AND request_id = ?`
 )
 
 func statements() []string {
-	return []string{qReadState, qList, qRegister, qDecide, qInsertItem, qComplete, qCheckApplied,
+	return []string{qReadState, qList, qRegister, qDecide, qComplete, qCheckApplied,
 		qInsertReceipt, qFindReceipt}
 }
 

@@ -28,6 +28,8 @@ type Store struct {
 	// queue here (honouring ctx) rather than polling SQLite's lock.
 	writer chan struct{}
 	closed chan struct{}
+	// closeOnce makes Close safe to call from several goroutines.
+	closeOnce sync.Once
 	// stmts holds the store's prepared statements by query text (see
 	// statements); database/sql prepares each once per connection.
 	stmtMu sync.Mutex
@@ -107,7 +109,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := s.enableWAL(ctx, cfg.busyTimeout); err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
-	if err := s.checkSettings(ctx); err != nil {
+	if err := s.checkSettings(ctx, cfg.busyTimeout); err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
 	if err := s.write(ctx, func(tx *sql.Tx) error {
@@ -127,22 +129,23 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the store's connections. Calls after Close return ErrClosed.
+// Close closes the store's connections. Calls after Close return ErrClosed;
+// Close itself may be called again, from any goroutine, and then returns
+// nil.
 func (s *Store) Close() error {
-	select {
-	case <-s.closed:
-		return nil
-	default:
-	}
-	close(s.closed)
-	s.stmtMu.Lock()
-	var errs []error
-	for _, st := range s.stmts {
-		errs = append(errs, st.Close())
-	}
-	s.stmts = nil
-	s.stmtMu.Unlock()
-	return errors.Join(append(errs, s.db.Close())...)
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		s.stmtMu.Lock()
+		errs := make([]error, 0, len(s.stmts)+1)
+		for _, st := range s.stmts {
+			errs = append(errs, st.Close())
+		}
+		s.stmts = nil
+		s.stmtMu.Unlock()
+		err = errors.Join(append(errs, s.db.Close())...)
+	})
+	return err
 }
 
 // prepared returns the store's prepared statement for query, in tx when tx
@@ -172,6 +175,10 @@ func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any)
 	return st.ExecContext(ctx, args...)
 }
 
+// busyMillis is the busy timeout as SQLite takes it: whole milliseconds,
+// at least one.
+func busyMillis(d time.Duration) int64 { return max(d.Milliseconds(), 1) }
+
 func dataSourceName(path string, busy time.Duration) (string, error) {
 	switch {
 	case path == "":
@@ -181,11 +188,7 @@ func dataSourceName(path string, busy time.Duration) (string, error) {
 	case strings.ContainsAny(path, "?\x00"):
 		return "", fmt.Errorf("approval: database path %q holds '?' or NUL", path)
 	}
-	ms := busy.Milliseconds()
-	if ms < 1 {
-		ms = 1
-	}
-	return path + "?_txlock=immediate&_busy_timeout=" + strconv.FormatInt(ms, 10) +
+	return path + "?_txlock=immediate&_busy_timeout=" + strconv.FormatInt(busyMillis(busy), 10) +
 		"&_foreign_keys=1&_synchronous=FULL", nil
 }
 
@@ -225,26 +228,28 @@ func isBusy(err error) bool {
 }
 
 // checkSettings confirms that the connection settings took effect rather
-// than trusting the DSN.
-func (s *Store) checkSettings(ctx context.Context) error {
+// than trusting the DSN: a driver that ignored a parameter would otherwise
+// leave the store less durable than it says.
+func (s *Store) checkSettings(ctx context.Context, busy time.Duration) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("approval: connect: %w", err)
 	}
 	defer conn.Close()
-	var mode string
-	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return fmt.Errorf("approval: read journal_mode: %w", err)
+	want := []struct{ pragma, value string }{
+		{"journal_mode", "wal"},
+		{"synchronous", "2"}, // FULL
+		{"foreign_keys", "1"},
+		{"busy_timeout", strconv.FormatInt(busyMillis(busy), 10)},
 	}
-	if !strings.EqualFold(mode, "wal") {
-		return fmt.Errorf("approval: journal_mode is %q, want wal", mode)
-	}
-	var fk int
-	if err := conn.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
-		return fmt.Errorf("approval: read foreign_keys: %w", err)
-	}
-	if fk != 1 {
-		return errors.New("approval: foreign_keys is off")
+	for _, w := range want {
+		var got string
+		if err := conn.QueryRowContext(ctx, "PRAGMA "+w.pragma).Scan(&got); err != nil {
+			return fmt.Errorf("approval: read %s: %w", w.pragma, err)
+		}
+		if !strings.EqualFold(got, w.value) {
+			return fmt.Errorf("approval: %s is %q, want %q", w.pragma, got, w.value)
+		}
 	}
 	return nil
 }
