@@ -14,13 +14,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/candorkit/candor/internal/testproc"
 )
 
 // The multi-process tests re-execute this test binary with childRole set;
@@ -283,26 +284,7 @@ type child struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	events chan childEvent
-	stderr *lockedBuffer
-}
-
-// lockedBuffer collects a child's stderr; exec copies into it from its own
-// goroutine while a failing test may already read it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	stderr *testproc.Buffer // exec copies into it while a failing test may read it
 }
 
 func startChild(t testing.TB, role string, env ...string) *child {
@@ -320,7 +302,7 @@ func startChild(t testing.TB, role string, env ...string) *child {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &child{cmd: cmd, stdin: stdin, events: make(chan childEvent, 4), stderr: &lockedBuffer{}}
+	c := &child{cmd: cmd, stdin: stdin, events: make(chan childEvent, 4), stderr: &testproc.Buffer{}}
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,19 +16,10 @@ import (
 	"time"
 
 	"github.com/candorkit/candor/a2a"
+	"github.com/candorkit/candor/internal/testproc"
 )
 
 const token = "tok-adapter-7b1e-secret"
-
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "a2a-n8n-adapter")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 func TestHelpDocumentsEveryVariable(t *testing.T) {
 	var out, errOut bytes.Buffer
@@ -60,30 +50,12 @@ func TestBadConfigurationNamesEveryVariable(t *testing.T) {
 	}
 }
 
-// syncBuffer collects the child's stderr while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestServeAndGracefulShutdown runs the real binary: it answers, and SIGTERM
 // lets the questions in flight finish before the process exits 0: one whose
 // request is still open, and one sent with returnImmediately, whose request
 // has already been answered with the working task.
 func TestServeAndGracefulShutdown(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testproc.Build(t, ".")
 
 	type call struct {
 		header http.Header
@@ -121,7 +93,7 @@ func TestServeAndGracefulShutdown(t *testing.T) {
 		"ADAPTER_WEBHOOK_URL="+hook.URL+"/webhook/stock", "ADAPTER_PUBLIC_URL=http://127.0.0.1:1/a2a",
 		"ADAPTER_LISTEN_ADDR=127.0.0.1:0")
 	pr, pw := io.Pipe()
-	var logs syncBuffer
+	var logs testproc.Buffer // the child's stderr, read while it runs
 	cmd.Stderr = io.MultiWriter(pw, &logs)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

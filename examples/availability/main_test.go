@@ -12,11 +12,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -25,6 +23,7 @@ import (
 	"github.com/candorkit/candor/examples/availability/internal/check"
 	"github.com/candorkit/candor/examples/internal/demo"
 	"github.com/candorkit/candor/internal/oidctest"
+	"github.com/candorkit/candor/internal/testproc"
 	"github.com/candorkit/candor/mcpclient"
 	"github.com/candorkit/candor/tokenexchange"
 )
@@ -334,10 +333,7 @@ func checkDefaultOutput(t *testing.T, out string) {
 
 // TestBinary builds the command and runs it with no flags, as a user would.
 func TestBinary(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "availability")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testproc.Build(t, ".")
 	cmd := exec.CommandContext(t.Context(), bin)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AVAILABILITY_") {
@@ -362,7 +358,7 @@ func TestBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var srvErr syncBuffer
+	var srvErr testproc.Buffer
 	srv.Stderr = &srvErr
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -513,7 +509,7 @@ func TestServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	pr, pw := io.Pipe()
-	var errOut syncBuffer
+	var errOut testproc.Buffer
 	exit := make(chan int, 1)
 	go func() {
 		code := run(ctx, []string{"-serve"}, noEnv, pw, &errOut)
@@ -582,23 +578,4 @@ func TestServeKeepsNoCallLog(t *testing.T) {
 	if n := len(st.emb.Calls()); n != 0 {
 		t.Fatalf("the serving agent's catalog logged %d calls with their tokens", n)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe to write from the command's goroutine
-// while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

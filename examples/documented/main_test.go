@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/candorkit/candor/approval"
+	"github.com/candorkit/candor/internal/testproc"
 )
 
 // wantDraft is the canonical JSON the store must hold, written out by hand
@@ -56,15 +57,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func buildAgent(t *testing.T) *agent {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("the go tool is needed to build the agent: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "documented")
-	cmd := exec.CommandContext(t.Context(), goTool, "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testproc.Build(t, ".")
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "CANDOR_") {

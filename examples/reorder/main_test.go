@@ -22,6 +22,7 @@ import (
 	"github.com/candorkit/candor/examples/internal/catalog"
 	"github.com/candorkit/candor/examples/internal/demo"
 	"github.com/candorkit/candor/internal/oidctest"
+	"github.com/candorkit/candor/internal/testproc"
 	"github.com/candorkit/candor/tokenexchange"
 )
 
@@ -741,11 +742,7 @@ func TestBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "reorder")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testproc.Build(t, ".")
 	state := t.TempDir()
 	run := func(args ...string) (string, string, int) {
 		cmd := exec.Command(bin, args...)
