@@ -16,6 +16,8 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/candorkit/candor/internal/httpstatus"
 )
 
 // Kind names a server implementation.
@@ -296,9 +298,9 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		idx := len(s.requests)
 		s.requests = append(s.requests, rec)
 		s.mu.Unlock()
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &httpstatus.Recorder{ResponseWriter: w}
 		defer func() {
-			status := sw.status
+			status := sw.Status
 			if status == 0 {
 				status = http.StatusOK
 			}
@@ -324,34 +326,6 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		next.ServeHTTP(sw, r)
 	})
 }
-
-// statusWriter records the status code and keeps streaming working.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // BearerOf returns the token of an Authorization header ("" if it is not a
 // bearer credential).

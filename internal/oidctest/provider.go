@@ -20,6 +20,8 @@ import (
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/candorkit/candor/internal/httpstatus"
 )
 
 // Options configure a Provider. The zero value is usable.
@@ -126,25 +128,6 @@ func Start(opts Options) (*Provider, error) {
 	return p, nil
 }
 
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(b)
-}
-
 // record counts and describes every request to the token endpoint, and
 // describes every request to the revocation endpoint.
 func (p *Provider) record(tokenPath, revocationPath string, next http.Handler) http.Handler {
@@ -175,9 +158,9 @@ func (p *Provider) record(tokenPath, revocationPath string, next http.Handler) h
 			rec.Params = append(rec.Params, k)
 		}
 		sort.Strings(rec.Params)
-		sw := &statusRecorder{ResponseWriter: w}
+		sw := &httpstatus.Recorder{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
-		rec.Status = sw.status
+		rec.Status = sw.Status
 		p.mu.Lock()
 		if isToken {
 			p.requests = append(p.requests, rec)
