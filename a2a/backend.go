@@ -10,11 +10,15 @@ import (
 type Question struct {
 	// Text is the user's text: the message's text parts joined by newlines.
 	Text string
-	// Token is the caller's bearer token, without the "Bearer " prefix. It is
-	// never empty: the Server refuses a request without one before asking
-	// (or, with WithNoIdentityTasks, fails its task without asking).
-	// String, GoString and LogValue redact it.
+	// Token is the caller's bearer token, without the "Bearer " prefix, for
+	// a backend that forwards or exchanges it. It is never empty: the Server
+	// refuses a request without one before asking (or, with
+	// WithNoIdentityTasks, fails its task without asking). String, GoString
+	// and LogValue redact it.
 	Token string
+	// Caller is who the Verifier found the token to belong to; zero with
+	// WithUnverifiedTokens.
+	Caller Caller
 	// TaskID and ContextID identify the A2A task the answer belongs to.
 	TaskID    string
 	ContextID string
@@ -31,6 +35,7 @@ func (q Question) GoString() string { return q.String() }
 // LogValue implements slog.LogValuer without the token.
 func (q Question) LogValue() slog.Value {
 	return slog.GroupValue(
+		slog.String("subject", q.Caller.Subject),
 		slog.String("task_id", q.TaskID),
 		slog.String("context_id", q.ContextID),
 		slog.Int("text_bytes", len(q.Text)),
@@ -41,7 +46,7 @@ func (q Question) LogValue() slog.Value {
 // reports every failure as a Failed Outcome (Fail) with a typed cause: there
 // is no error return, so a failure cannot be dropped on the way.
 //
-// The Webhook type is the facade's default backend; other executors (an MCP
+// WebhookBackend is the facade's default backend; other executors (an MCP
 // tool call after a token exchange, for instance) implement Backend and are
 // served by NewServer unchanged.
 type Backend interface {

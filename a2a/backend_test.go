@@ -13,7 +13,7 @@ import (
 
 func startBackendFacade(t *testing.T, b a2a.Backend) *facade {
 	return startFacade(t, func(endpoint string) (*a2a.Server, error) {
-		return a2a.NewServer(testAgent(endpoint), b)
+		return a2a.NewServer(testAgent(endpoint), b, a2a.WithVerifier(testVerifier))
 	})
 }
 

@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -75,14 +77,16 @@ func (a Agent) validate() (*url.URL, error) {
 // one JSON-RPC interface per served version at Agent.URL, exactly one skill,
 // text in and out, the bearer scheme, and no optional capability (no
 // streaming, no push notifications, no extended card), since none is served.
+//
+// The Server serves it in two wire forms, chosen by the A2A-Version request
+// header: the 1.0 form (ProtoJSON, valid against the 1.0 schema, nothing of
+// 0.3 in it) without the header or with "1.0", and the 0.3 form (url,
+// protocolVersion, preferredTransport, security, the 0.3 scheme shape) with
+// "A2A-Version: 0.3".
 func (a Agent) Card() *a2apb.AgentCard {
 	version := a.Version
 	if version == "" {
 		version = "1.0.0"
-	}
-	tags := a.Skill.Tags
-	if len(tags) == 0 {
-		tags = []string{a.Skill.ID}
 	}
 	return &a2apb.AgentCard{
 		Name:        a.Name,
@@ -97,23 +101,25 @@ func (a Agent) Card() *a2apb.AgentCard {
 		DefaultOutputModes: []string{"text/plain"},
 		Skills: []a2apb.AgentSkill{{
 			ID: a.Skill.ID, Name: a.Skill.Name, Description: a.Skill.Description,
-			Tags: tags, Examples: a.Skill.Examples,
+			Tags: a.tags(), Examples: a.Skill.Examples,
 		}},
 		SecuritySchemes:      a2apb.NamedSecuritySchemes{"bearer": a2apb.HTTPAuthSecurityScheme{Scheme: "Bearer"}},
 		SecurityRequirements: a2apb.SecurityRequirementsOptions{{"bearer": {}}},
 	}
 }
 
-// cardJSON renders the card once for both wire versions: the 1.0 fields as
-// a2a-go writes them, plus the 0.3 fields (url, protocolVersion,
-// preferredTransport, security) and, for the bearer scheme, one object that
-// carries both the 1.0 form ({"httpAuthSecurityScheme": {...}}) and the 0.3
-// form ({"type": "http", "scheme": "bearer"}). a2a-go's own compat card
-// (a2av0.NewStaticAgentCardProducer) writes only the 0.3 form of the scheme,
-// which a2a-go's 1.0 card parser rejects.
-func (a Agent) cardJSON() ([]byte, error) {
-	card := a.Card()
-	b, err := json.Marshal(card)
+func (a Agent) tags() []string {
+	if len(a.Skill.Tags) == 0 {
+		return []string{a.Skill.ID}
+	}
+	return a.Skill.Tags
+}
+
+// cardJSON10 renders the card in the 1.0 ProtoJSON form: a2a-go's encoding,
+// except securityRequirements, whose scope lists a2a-go writes as bare
+// arrays where the 1.0 schema wants {"list": [...]}.
+func (a Agent) cardJSON10() ([]byte, error) {
+	b, err := json.Marshal(a.Card())
 	if err != nil {
 		return nil, err
 	}
@@ -121,30 +127,121 @@ func (a Agent) cardJSON() ([]byte, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
-	m["url"] = a.URL
-	m["protocolVersion"] = Version03
-	m["preferredTransport"] = string(a2apb.TransportProtocolJSONRPC)
-	m["security"] = []map[string][]string{{"bearer": {}}}
-	m["securitySchemes"] = map[string]any{"bearer": map[string]any{
-		"httpAuthSecurityScheme": map[string]string{"scheme": "Bearer"},
-		"type":                   "http",
-		"scheme":                 "bearer",
-	}}
+	m["securityRequirements"] = []any{map[string]any{"schemes": map[string]any{"bearer": map[string]any{"list": []string{}}}}}
 	return json.MarshalIndent(m, "", "  ")
 }
 
-// cardHandler serves fixed card bytes with Cache-Control and a strong ETag,
-// answering If-None-Match with 304.
-func cardHandler(body []byte) http.Handler {
-	sum := sha256.Sum256(body)
-	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+// cardJSON03 renders the card in the 0.3 form.
+func (a Agent) cardJSON03() ([]byte, error) {
+	c := a.Card()
+	type skill struct {
+		ID          string   `json:"id"`
+		Name        string   `json:"name"`
+		Description string   `json:"description"`
+		Tags        []string `json:"tags"`
+		Examples    []string `json:"examples,omitempty"`
+	}
+	card := struct {
+		ProtocolVersion    string                       `json:"protocolVersion"`
+		Name               string                       `json:"name"`
+		Description        string                       `json:"description"`
+		URL                string                       `json:"url"`
+		PreferredTransport string                       `json:"preferredTransport"`
+		Version            string                       `json:"version"`
+		Capabilities       map[string]bool              `json:"capabilities"`
+		SecuritySchemes    map[string]map[string]string `json:"securitySchemes"`
+		Security           []map[string][]string        `json:"security"`
+		DefaultInputModes  []string                     `json:"defaultInputModes"`
+		DefaultOutputModes []string                     `json:"defaultOutputModes"`
+		Skills             []skill                      `json:"skills"`
+	}{
+		ProtocolVersion:    Version03,
+		Name:               c.Name,
+		Description:        c.Description,
+		URL:                a.URL,
+		PreferredTransport: string(a2apb.TransportProtocolJSONRPC),
+		Version:            c.Version,
+		Capabilities:       map[string]bool{"streaming": false, "pushNotifications": false},
+		SecuritySchemes:    map[string]map[string]string{"bearer": {"type": "http", "scheme": "bearer"}},
+		Security:           []map[string][]string{{"bearer": {}}},
+		DefaultInputModes:  c.DefaultInputModes,
+		DefaultOutputModes: c.DefaultOutputModes,
+		Skills:             []skill{{ID: a.Skill.ID, Name: a.Skill.Name, Description: a.Skill.Description, Tags: a.tags(), Examples: a.Skill.Examples}},
+	}
+	return json.MarshalIndent(card, "", "  ")
+}
+
+// ParseCard parses a 1.0 Agent Card as the 1.0 schema writes it and as
+// a2a-go writes it: a securityRequirements scope list may be {"list": [...]}
+// (ProtoJSON, what this package's Server sends) or a bare array. a2a-go
+// v2.3.1's own parser reads only the bare array, so a2a-go clients resolve
+// this package's card with agentcard.Resolver{CardParser: ParseCard}.
+func ParseCard(b []byte) (*a2apb.AgentCard, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("a2a: the agent card is not a JSON object: %w", err)
+	}
+	if raw, ok := m["securityRequirements"]; ok {
+		var reqs []struct {
+			Schemes map[string]json.RawMessage `json:"schemes"`
+		}
+		if err := json.Unmarshal(raw, &reqs); err != nil {
+			return nil, fmt.Errorf("a2a: the agent card's securityRequirements: %w", err)
+		}
+		out := make([]map[string]map[string][]string, len(reqs))
+		for i, r := range reqs {
+			out[i] = map[string]map[string][]string{"schemes": {}}
+			for name, scopes := range r.Schemes {
+				var list []string
+				if err := json.Unmarshal(scopes, &list); err != nil {
+					var wrapped struct {
+						List []string `json:"list"`
+					}
+					if err := json.Unmarshal(scopes, &wrapped); err != nil {
+						return nil, fmt.Errorf("a2a: the agent card's scopes for %q: %w", name, err)
+					}
+					list = wrapped.List
+				}
+				if list == nil {
+					list = []string{}
+				}
+				out[i]["schemes"][name] = list
+			}
+		}
+		fixed, err := json.Marshal(out)
+		if err != nil {
+			return nil, err
+		}
+		m["securityRequirements"] = fixed
+	}
+	fixed, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var card a2apb.AgentCard
+	if err := json.Unmarshal(fixed, &card); err != nil {
+		return nil, fmt.Errorf("a2a: parsing the agent card: %w", err)
+	}
+	return &card, nil
+}
+
+// cardHandler serves the card, in the form the A2A-Version header asks for,
+// with Cache-Control and a strong ETag per form, answering If-None-Match
+// with 304.
+func cardHandler(body10, body03 []byte) http.Handler {
+	tag := func(b []byte) string {
+		sum := sha256.Sum256(b)
+		return `"` + hex.EncodeToString(sum[:16]) + `"`
+	}
+	etag10, etag03 := tag(body10), tag(body03)
+	modified := time.Now().UTC().Format(http.TimeFormat) // the card is fixed when the Server is built
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Access-Control-Allow-Origin", "*")
 		switch r.Method {
 		case http.MethodOptions:
 			h.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Content-Type, If-None-Match")
+			h.Set("Access-Control-Allow-Headers", "Content-Type, If-None-Match, A2A-Version")
 			w.WriteHeader(http.StatusNoContent)
 			return
 		case http.MethodGet, http.MethodHead:
@@ -153,8 +250,14 @@ func cardHandler(body []byte) http.Handler {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}
+		body, etag := body10, etag10
+		if strings.TrimSpace(r.Header.Get(a2apb.SvcParamVersion)) == Version03 {
+			body, etag = body03, etag03
+		}
+		h.Set("Vary", "A2A-Version")
 		h.Set("Cache-Control", cardCacheControl)
 		h.Set("ETag", etag)
+		h.Set("Last-Modified", modified)
 		if etagMatches(r.Header.Get("If-None-Match"), etag) {
 			w.WriteHeader(http.StatusNotModified)
 			return

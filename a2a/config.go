@@ -2,217 +2,104 @@ package a2a
 
 import (
 	"crypto/x509"
-	"errors"
 	"fmt"
-	"net/url"
-	"os"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/candorkit/candor/reply"
 )
 
-// EnvVar documents one environment variable read by ConfigFromEnv.
-type EnvVar struct {
-	Name        string
-	Required    bool
-	Default     string
-	Description string
-}
+// Defaults of the task store.
+const (
+	DefaultMaxTasks = 10000
+	DefaultTaskTTL  = time.Hour
+)
 
-// EnvVars lists every variable ConfigFromEnv reads, in the order a help text
-// shows them.
-func EnvVars() []EnvVar {
-	return []EnvVar{
-		{"ADAPTER_AGENT_NAME", true, "", "agent name shown on the Agent Card"},
-		{"ADAPTER_AGENT_DESCRIPTION", true, "", "agent description shown on the Agent Card"},
-		{"ADAPTER_AGENT_VERSION", false, "1.0.0", "the agent's own version on the card"},
-		{"ADAPTER_SKILL_ID", true, "", "id of the card's single skill"},
-		{"ADAPTER_SKILL_NAME", true, "", "name of the skill"},
-		{"ADAPTER_SKILL_DESCRIPTION", true, "", "description of the skill"},
-		{"ADAPTER_SKILL_EXAMPLES", false, "", "example prompts, one per line (newline-separated)"},
-		{"ADAPTER_SKILL_TAGS", false, "the skill id", "skill tags, comma-separated"},
-		{"ADAPTER_WEBHOOK_URL", true, "", "absolute http(s) URL of the workflow webhook answering {\"answer\",\"escalate\"}"},
-		{"ADAPTER_PUBLIC_URL", true, "", "absolute http(s) URL callers dial (the JSON-RPC endpoint), written on the card"},
-		{"ADAPTER_CA_BUNDLE", false, "", "PEM file of CA certificates added to the system roots to verify the webhook (TLS is never disabled)"},
-		{"ADAPTER_LISTEN_ADDR", false, ":8080", "address the adapter listens on"},
-		{"ADAPTER_WEBHOOK_TIMEOUT", false, DefaultWebhookTimeout.String(), "bound on one webhook call (Go duration)"},
-		{"ADAPTER_MAX_TASKS", false, strconv.Itoa(DefaultMaxTasks), "finished tasks kept for GetTask (least recently used evicted first)"},
-		{"ADAPTER_TASK_TTL", false, DefaultTaskTTL.String(), "a task is forgotten this long after its last use (Go duration)"},
-	}
-}
-
-// Config is the adapter's configuration, read from the environment by
-// ConfigFromEnv.
+// Config is the configuration of the webhook facade NewAdapter builds, as a
+// program loads it (from flags, the environment or a file: reading them is
+// the program's job). Zero fields take the defaults.
 type Config struct {
+	// Agent is what the card says; Agent.URL is where callers dial.
 	Agent Agent
-	// WebhookURL is the workflow webhook the default backend posts to.
+	// WebhookURL is the workflow webhook, an absolute http or https URL. Its
+	// path and query may be secret (n8n's are): they are never shown to a
+	// caller or logged.
 	WebhookURL string
-	// CABundle is the path of the PEM file named by ADAPTER_CA_BUNDLE ("" if unset).
-	CABundle string
-	// RootCAs holds the system roots plus the CABundle certificates; nil when
-	// no bundle is configured (the system roots are used).
-	RootCAs        *x509.CertPool
-	ListenAddr     string
+	// RootCAs verifies the webhook's TLS certificate; nil means the system
+	// roots. Verification is never disabled.
+	RootCAs *x509.CertPool
+	// WebhookTimeout bounds one webhook call (reply.DefaultTimeout if zero).
 	WebhookTimeout time.Duration
-	MaxTasks       int
-	TaskTTL        time.Duration
+	// MaxTasks and TaskTTL bound the MemoryStore (DefaultMaxTasks and
+	// DefaultTaskTTL if zero); with WithTaskStore they must be zero.
+	MaxTasks int
+	TaskTTL  time.Duration
 }
 
-// ConfigError reports every bad variable at once.
-type ConfigError struct {
-	// Problems maps each bad variable to what is wrong with it; the values
-	// themselves are never repeated (they may be secret).
-	Problems []VarProblem
-}
-
-// VarProblem is one bad variable.
-type VarProblem struct {
-	Name   string
-	Reason string
-}
-
-func (e *ConfigError) Error() string {
-	parts := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		parts[i] = p.Name + " " + p.Reason
-	}
-	return "a2a: bad configuration: " + strings.Join(parts, "; ")
-}
-
-// ConfigFromEnv reads the ADAPTER_* variables through lookup (os.LookupEnv in
-// a binary) and reads the CA bundle file. Missing or malformed variables fail
-// with one *ConfigError naming every one of them.
-func ConfigFromEnv(lookup func(string) (string, bool)) (Config, error) {
-	var problems []VarProblem
-	bad := func(name, reason string) { problems = append(problems, VarProblem{name, reason}) }
-	get := func(name string) string {
-		v, _ := lookup(name)
-		return strings.TrimSpace(v)
-	}
-	required := func(name string) string {
-		v := get(name)
-		if v == "" {
-			bad(name, "is required")
-		}
-		return v
-	}
-	httpURL := func(name string, v string) {
-		if v == "" {
-			return
-		}
-		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad(name, "must be an absolute http or https URL")
-			return
-		}
-		if name == "ADAPTER_PUBLIC_URL" && (u.RawQuery != "" || u.Fragment != "") {
-			bad(name, "must not have a query or fragment")
-		}
-	}
-	duration := func(name string, def time.Duration) time.Duration {
-		v := get(name)
-		if v == "" {
-			return def
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			bad(name, "must be a positive Go duration such as 30s or 2m")
-			return def
-		}
-		return d
-	}
-
-	var c Config
-	c.Agent.Name = required("ADAPTER_AGENT_NAME")
-	c.Agent.Description = required("ADAPTER_AGENT_DESCRIPTION")
-	c.Agent.Version = get("ADAPTER_AGENT_VERSION")
-	c.Agent.Skill.ID = required("ADAPTER_SKILL_ID")
-	c.Agent.Skill.Name = required("ADAPTER_SKILL_NAME")
-	c.Agent.Skill.Description = required("ADAPTER_SKILL_DESCRIPTION")
-	for _, line := range strings.Split(get("ADAPTER_SKILL_EXAMPLES"), "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			c.Agent.Skill.Examples = append(c.Agent.Skill.Examples, line)
-		}
-	}
-	for _, tag := range strings.Split(get("ADAPTER_SKILL_TAGS"), ",") {
-		if tag = strings.TrimSpace(tag); tag != "" {
-			c.Agent.Skill.Tags = append(c.Agent.Skill.Tags, tag)
-		}
-	}
-	c.WebhookURL = required("ADAPTER_WEBHOOK_URL")
-	httpURL("ADAPTER_WEBHOOK_URL", c.WebhookURL)
-	c.Agent.URL = required("ADAPTER_PUBLIC_URL")
-	httpURL("ADAPTER_PUBLIC_URL", c.Agent.URL)
-
-	if c.CABundle = get("ADAPTER_CA_BUNDLE"); c.CABundle != "" {
-		pool, reason := loadCABundle(c.CABundle)
-		if reason != "" {
-			bad("ADAPTER_CA_BUNDLE", reason)
-		}
-		c.RootCAs = pool
-	}
-	if c.ListenAddr = get("ADAPTER_LISTEN_ADDR"); c.ListenAddr == "" {
-		c.ListenAddr = ":8080"
-	}
-	c.WebhookTimeout = duration("ADAPTER_WEBHOOK_TIMEOUT", DefaultWebhookTimeout)
-	c.TaskTTL = duration("ADAPTER_TASK_TTL", DefaultTaskTTL)
-	c.MaxTasks = DefaultMaxTasks
-	if v := get("ADAPTER_MAX_TASKS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			bad("ADAPTER_MAX_TASKS", "must be a positive integer")
-		} else {
-			c.MaxTasks = n
-		}
-	}
-	if len(problems) > 0 {
-		return Config{}, &ConfigError{Problems: problems}
-	}
-	return c, nil
-}
-
-// loadCABundle returns the system roots plus the certificates of the PEM file.
-func loadCABundle(file string) (*x509.CertPool, string) {
-	pem, err := os.ReadFile(file)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, "names a file that does not exist"
-		}
-		return nil, "names a file that cannot be read: " + err.Error()
-	}
-	pool, err := x509.SystemCertPool()
-	if err != nil || pool == nil {
-		pool = x509.NewCertPool()
-	}
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, "holds no PEM certificate"
-	}
-	return pool, ""
-}
-
-// NewAdapter builds the facade the adapter binary runs: a Server for
-// cfg.Agent answering through a Webhook on cfg.WebhookURL (verified against
-// cfg.RootCAs, bounded by cfg.WebhookTimeout and DefaultMaxReplyBytes), with a
-// Store of cfg.MaxTasks and cfg.TaskTTL. opts are applied after those.
+// NewAdapter builds the webhook facade: a Server for cfg.Agent answering
+// through WebhookBackend over a reply.Client for cfg.WebhookURL (verified
+// against cfg.RootCAs, bounded by cfg.WebhookTimeout and
+// reply.DefaultMaxResponseBytes), with a MemoryStore of cfg.MaxTasks and
+// cfg.TaskTTL unless WithTaskStore gives another store (which then holds
+// its own bounds: MaxTasks and TaskTTL must be zero). It takes every Option NewServer takes, plus WithHTTPClient
+// for the webhook's client; WithLogger also reaches the webhook client.
+// Like NewServer it needs WithVerifier (or WithUnverifiedTokens).
 func NewAdapter(cfg Config, opts ...Option) (*Server, error) {
-	var wopts []WebhookOption
-	if cfg.WebhookTimeout > 0 {
-		wopts = append(wopts, WithTimeout(cfg.WebhookTimeout))
-	}
-	if cfg.RootCAs != nil {
-		wopts = append(wopts, WithRootCAs(cfg.RootCAs))
-	}
-	hook, err := NewWebhook(cfg.WebhookURL, wopts...)
+	o, err := collect(opts)
 	if err != nil {
 		return nil, err
 	}
-	base := []Option{WithStore(NewStore(cfg.MaxTasks, cfg.TaskTTL))}
-	if cfg.WebhookTimeout > DefaultAnswerTimeout {
-		base = append(base, WithAnswerTimeout(cfg.WebhookTimeout+time.Second))
+	var problems []string
+	if cfg.WebhookTimeout < 0 {
+		problems = append(problems, "WebhookTimeout must not be negative")
 	}
-	srv, err := NewServer(cfg.Agent, hook, append(base, opts...)...)
+	if cfg.MaxTasks < 0 {
+		problems = append(problems, "MaxTasks must not be negative")
+	}
+	if cfg.TaskTTL < 0 {
+		problems = append(problems, "TaskTTL must not be negative")
+	}
+	if o.store != nil && (cfg.MaxTasks != 0 || cfg.TaskTTL != 0) {
+		problems = append(problems, "WithTaskStore excludes MaxTasks and TaskTTL")
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("a2a: NewAdapter: %s", strings.Join(problems, "; "))
+	}
+	timeout := cfg.WebhookTimeout
+	if timeout == 0 {
+		timeout = reply.DefaultTimeout
+	}
+	ropts := []reply.Option{reply.WithLogger(o.logger), reply.WithTracerProvider(o.tp), reply.WithMeterProvider(o.mp)}
+	if o.httpClient != nil {
+		ropts = append(ropts, reply.WithHTTPClient(o.httpClient))
+	}
+	ropts = append(ropts, o.webhookOpts...)
+	ropts = append(ropts, reply.WithTimeout(timeout))
+	if cfg.RootCAs != nil {
+		ropts = append(ropts, reply.WithRootCAs(cfg.RootCAs))
+	}
+	hook, err := reply.NewClient(cfg.WebhookURL, ropts...)
 	if err != nil {
-		return nil, fmt.Errorf("a2a: building the adapter: %w", err)
+		return nil, fmt.Errorf("a2a: NewAdapter: WebhookURL: %w", err)
+	}
+	if o.store == nil {
+		maxTasks, ttl := cfg.MaxTasks, cfg.TaskTTL
+		if maxTasks == 0 {
+			maxTasks = DefaultMaxTasks
+		}
+		if ttl == 0 {
+			ttl = DefaultTaskTTL
+		}
+		if o.store, err = NewMemoryStore(maxTasks, ttl); err != nil {
+			return nil, err
+		}
+	}
+	if timeout+time.Second > o.answerTimeout {
+		o.answerTimeout = timeout + time.Second
+	}
+	srv, err := newServer(cfg.Agent, WebhookBackend(hook), o)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: NewAdapter: %w", err)
 	}
 	return srv, nil
 }

@@ -176,9 +176,11 @@ func TestFailuresNeverComplete(t *testing.T) {
 		text, rawPart string
 	}{
 		{"empty 200", "no_reply", 200, "", "the workflow returned no reply", ""},
-		{"empty 500", "no_reply", 500, " ", "the workflow returned no reply", ""},
+		{"empty 500", "http_status", 500, " ", "the workflow answered HTTP 500 Internal Server Error", ""},
+		{"empty 204", "no_reply", 204, "", "the workflow returned no reply", ""},
+		{"contract 201", "off_contract", 201, `{"answer":"x","escalate":false}`, "the workflow reply is off-contract: status 201, want 200", `{"answer":"x","escalate":false}`},
 		{"escalate", "escalated", 200, `{"answer":"ask the warehouse","escalate":true}`, "ask the warehouse", ""},
-		{"error status", "http_status", 500, `{"message":"Error in workflow"}`, "the workflow answered HTTP 500", `{"message":"Error in workflow"}`},
+		{"error status", "http_status", 500, `{"message":"Error in workflow"}`, "the workflow answered HTTP 500 Internal Server Error", `{"message":"Error in workflow"}`},
 		{"off-contract", "off_contract", 200, `{"data":{"answer":"x","escalate":false}}`, `the workflow reply is off-contract: unexpected key "data"`, `{"data":{"answer":"x","escalate":false}}`},
 		{"not JSON", "off_contract", 200, `Workflow was started`, "the workflow reply is off-contract: body is not JSON", `Workflow was started`},
 	}

@@ -28,7 +28,9 @@ func TestTaskEventsPerSend(t *testing.T) {
 	}, BackendFunc(func(ctx context.Context, q Question) Outcome {
 		<-release
 		return Answer("42")
-	}))
+	}), WithVerifier(VerifierFunc(func(ctx context.Context, tok string) (Caller, error) {
+		return Caller{Subject: "s-" + tok, Issuer: "https://op.test"}, nil
+	})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +67,10 @@ func TestTaskEventsPerSend(t *testing.T) {
 		return a2apb.TaskID(out.Result.Task.ID)
 	}
 	ctx, cc := a2asrv.NewCallContext(context.Background(), nil)
-	cc.User = a2asrv.NewAuthenticatedUser(fingerprint(token), nil)
+	cc.User = a2asrv.NewAuthenticatedUser(callerOwner(Caller{Subject: "s-" + token, Issuer: "https://op.test"}), nil)
 	stored := func(id a2apb.TaskID) (a2apb.TaskState, int) {
 		t.Helper()
-		st, err := srv.Store().Get(ctx, id)
+		st, err := srv.TaskStore().Get(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}

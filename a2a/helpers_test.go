@@ -3,11 +3,16 @@ package a2a_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -16,6 +21,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
 	"github.com/candorkit/candor/a2a"
+	"github.com/candorkit/candor/reply"
 )
 
 const testToken = "tok-3f9a1c77-secret"
@@ -124,13 +130,33 @@ func startFacade(t testing.TB, build func(endpoint string) (*a2a.Server, error))
 
 func startWebhookFacade(t testing.TB, hookURL string, opts ...a2a.Option) *facade {
 	return startFacade(t, func(endpoint string) (*a2a.Server, error) {
-		hook, err := a2a.NewWebhook(hookURL)
+		hook, err := reply.NewClient(hookURL)
 		if err != nil {
 			return nil, err
 		}
-		return a2a.NewServer(testAgent(endpoint), hook, opts...)
+		return a2a.NewServer(testAgent(endpoint), a2a.WebhookBackend(hook), append([]a2a.Option{a2a.WithVerifier(testVerifier)}, opts...)...)
 	})
 }
+
+// testIssuer is the issuer testVerifier vouches for.
+const testIssuer = "https://op.test"
+
+// testVerifier stands in for an OpenID provider's verifier (package
+// a2a/jwtauth verifies real JWTs): a token starting with "bad" is invalid,
+// one starting with "noscope" lacks the agent's scope, one starting with
+// "down" cannot be checked; any other token belongs to a subject of its own.
+var testVerifier = a2a.VerifierFunc(func(ctx context.Context, token string) (a2a.Caller, error) {
+	switch {
+	case strings.HasPrefix(token, "bad"):
+		return a2a.Caller{}, fmt.Errorf("%w: signature does not verify", a2a.ErrInvalidToken)
+	case strings.HasPrefix(token, "noscope"):
+		return a2a.Caller{}, fmt.Errorf("%w: needs stock:read", a2a.ErrInsufficientScope)
+	case strings.HasPrefix(token, "down"):
+		return a2a.Caller{}, errors.New("fetching the issuer's keys: connection refused")
+	}
+	sum := sha256.Sum256([]byte(token))
+	return a2a.Caller{Subject: "sub-" + hex.EncodeToString(sum[:6]), Issuer: testIssuer, Audience: []string{"stock-agent"}}, nil
+})
 
 // bearer adds an Authorization header to every request; an empty token
 // sends none.
@@ -153,7 +179,8 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 func newClient(t testing.TB, base, token string) *a2aclient.Client {
 	t.Helper()
 	ctx := context.Background()
-	card, err := agentcard.NewResolver(http.DefaultClient).Resolve(ctx, base+"/a2a")
+	resolver := &agentcard.Resolver{Client: http.DefaultClient, CardParser: a2a.ParseCard}
+	card, err := resolver.Resolve(ctx, base)
 	if err != nil {
 		t.Fatalf("resolving the card: %v", err)
 	}
@@ -183,6 +210,13 @@ type rpcResponse struct {
 
 func rawRPC(t testing.TB, url string, header map[string]string, body string) (int, rpcResponse) {
 	t.Helper()
+	status, _, out := rawRPCHeader(t, url, header, body)
+	return status, out
+}
+
+// rawRPCHeader is rawRPC returning the response header too.
+func rawRPCHeader(t testing.TB, url string, header map[string]string, body string) (int, http.Header, rpcResponse) {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewBufferString(body))
 	if err != nil {
 		t.Fatal(err)
@@ -204,5 +238,40 @@ func rawRPC(t testing.TB, url string, header map[string]string, body string) (in
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatalf("response is not JSON-RPC: %v: %s", err, b)
 	}
-	return resp.StatusCode, out
+	return resp.StatusCode, resp.Header, out
+}
+
+// rawRPCBody posts a raw JSON-RPC request and returns the status and the
+// body as received.
+func rawRPCBody(t testing.TB, url string, header map[string]string, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewBufferString(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

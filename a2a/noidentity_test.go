@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func startCountingFacade(t *testing.T, opts ...a2a.Option) (*facade, *atomic.Int
 		return a2a.NewServer(testAgent(endpoint), a2a.BackendFunc(func(context.Context, a2a.Question) a2a.Outcome {
 			calls.Add(1)
 			return a2a.Answer("42")
-		}), opts...)
+		}), append([]a2a.Option{a2a.WithVerifier(testVerifier)}, opts...)...)
 	})
 	return f, calls
 }
@@ -125,7 +126,7 @@ func TestNoIdentityTasks(t *testing.T) {
 	}
 	// Nor does a read without any caller (the Store used directly): the
 	// no-identity owner is a key of its own.
-	if _, err := f.srv.Store().Get(ctx, task.ID); !errors.Is(err, a2apb.ErrTaskNotFound) {
+	if _, err := f.srv.TaskStore().Get(ctx, task.ID); !errors.Is(err, a2apb.ErrTaskNotFound) {
 		t.Fatalf("Store.Get without a caller: %v, want TaskNotFound", err)
 	}
 
@@ -192,19 +193,21 @@ func TestNoTokenRefusedByDefault(t *testing.T) {
 	endpoint := f.URL + "/a2a"
 
 	res, err := newClient(t, f.URL, "").SendMessage(context.Background(), userMessage("How many S10_1949?"))
-	if !errors.Is(err, a2apb.ErrUnauthenticated) || res != nil {
-		t.Fatalf("1.0 SendMessage without a token: %+v, %v; want Unauthenticated", res, err)
+	if err == nil || !strings.Contains(err.Error(), "401") || res != nil {
+		t.Fatalf("1.0 SendMessage without a token: %+v, %v; want HTTP 401", res, err)
 	}
-	if _, resp := rawRPC(t, endpoint, map[string]string{"A2A-Version": "1.0"}, send10Body); resp.Error == nil || resp.Error.Code != -31401 {
-		t.Fatalf("raw 1.0 SendMessage without a token: %+v, want -31401", resp.Error)
+	status, header, resp := rawRPCHeader(t, endpoint, map[string]string{"A2A-Version": "1.0"}, send10Body)
+	if status != 401 || header.Get("WWW-Authenticate") != "Bearer" || resp.Error == nil || resp.Error.Code != -31401 {
+		t.Fatalf("raw 1.0 SendMessage without a token: HTTP %d %v %+v, want 401 with -31401", status, header, resp.Error)
 	}
-	if _, resp := rawRPC(t, endpoint, nil, send03Body); resp.Error == nil || resp.Error.Code != -31401 || string(resp.ID) != `"q-1"` {
-		t.Fatalf("0.3 message/send without a token: %+v (id %s), want -31401", resp.Error, resp.ID)
+	status, _, resp = rawRPCHeader(t, endpoint, nil, send03Body)
+	if status != 401 || resp.Error == nil || resp.Error.Code != -31401 || string(resp.ID) != `"q-1"` {
+		t.Fatalf("0.3 message/send without a token: HTTP %d %+v (id %s), want 401 with -31401", status, resp.Error, resp.ID)
 	}
 	if n := calls.Load(); n != 0 {
 		t.Fatalf("the backend was called %d times", n)
 	}
-	if n := f.srv.Store().Len(); n != 0 {
+	if n := f.srv.TaskStore().(*a2a.MemoryStore).Len(); n != 0 {
 		t.Fatalf("the store holds %d tasks", n)
 	}
 }

@@ -1,11 +1,10 @@
 package a2a
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
+	"strings"
 
 	"github.com/candorkit/candor/reply"
 )
@@ -33,13 +32,14 @@ type Outcome struct {
 	// caller reads in the task's status message (for an escalation, the
 	// workflow's own answer).
 	Text string
-	// Raw is, for a Failed outcome caused by a non-2xx status or an
-	// off-contract body, the body exactly as received. The Server returns it
-	// verbatim to the caller as a second part of the status message, so drift
-	// in a workflow is visible.
+	// Raw is evidence the caller reads as a second part of the status
+	// message of a Failed outcome: for an off-contract 2xx reply, the body
+	// as received (with the webhook's URL, path and query redacted), so
+	// drift in a workflow is visible; for a non-2xx status, only a short
+	// redacted excerpt of the body. Nil otherwise.
 	Raw []byte
-	// Err is nil for Completed and the typed cause for Failed (see the package
-	// documentation for the taxonomy).
+	// Err is nil for Completed and the typed cause for Failed (see Classify
+	// and the package documentation for the taxonomy).
 	Err error
 }
 
@@ -62,10 +62,6 @@ func Fail(text string, err error) Outcome {
 var (
 	// ErrEscalated: the workflow answered with "escalate": true.
 	ErrEscalated = errors.New("a2a: the workflow escalated to a person")
-	// ErrStatus: the workflow answered with a status outside 2xx.
-	ErrStatus = errors.New("a2a: the workflow answered with an error status")
-	// ErrTooLarge: the reply body exceeded the configured bound.
-	ErrTooLarge = errors.New("a2a: the workflow reply exceeds the size bound")
 	// ErrInvalidOutcome: a Backend returned an Outcome that is neither a
 	// proper Answer nor a proper Fail.
 	ErrInvalidOutcome = errors.New("a2a: the backend returned an invalid outcome")
@@ -74,65 +70,119 @@ var (
 	ErrNoToken = errors.New("a2a: no bearer token")
 )
 
-// ReplyError is the cause of a Failed outcome mapped from a webhook reply. It
-// keeps the raw evidence: status, header and body exactly as received. Err is
-// one of reply.ErrEmpty, *reply.ContractError, ErrEscalated, ErrStatus or
-// ErrTooLarge, reachable with errors.Is / errors.As.
-type ReplyError struct {
-	Status int
-	Header http.Header
-	Body   []byte
-	Err    error
-}
-
-func (e *ReplyError) Error() string {
-	return "a2a: webhook reply (HTTP " + strconv.Itoa(e.Status) + "): " + e.Err.Error()
-}
-
-func (e *ReplyError) Unwrap() error { return e.Err }
-
 // Text the caller reads when the workflow sent nothing.
 const noReplyText = "the workflow returned no reply"
 
-// MapReply maps one webhook reply to an Outcome. It is pure: it reads only its
-// arguments, which it does not modify (the outcome holds copies).
+// MapReply maps the result of one reply.Client.Call to an Outcome. It is
+// pure: it reads only its arguments.
 //
-//   - a body of only white space, whatever the status: Failed, "the workflow
-//     returned no reply", errors.Is(err, reply.ErrEmpty);
-//   - a status outside 200-299: Failed, with the status in Text and the body
-//     verbatim in Raw, errors.Is(err, ErrStatus);
-//   - a 2xx body that is not exactly {"answer": string, "escalate": bool}
-//     (decided by reply.Decode): Failed, the body verbatim in Raw,
-//     errors.As(err, **reply.ContractError);
-//   - {"answer": a, "escalate": true}: Failed, Text a, errors.Is(err, ErrEscalated);
-//   - {"answer": a, "escalate": false}: Completed, Text a.
+//   - nil error, "escalate": false: Completed with the answer;
+//   - nil error, "escalate": true: Failed, Text the workflow's answer,
+//     errors.Is(err, ErrEscalated);
+//   - reply.ErrEmpty: Failed, "the workflow returned no reply";
+//   - *reply.StatusError: Failed, "the workflow answered HTTP <code>", Raw a
+//     short redacted excerpt of the body (the body itself can name the
+//     webhook's secret path or carry a stack trace);
+//   - *reply.ContractError: Failed, "the workflow reply is off-contract:
+//     <reason>", Raw the body with the webhook's URL redacted;
+//   - any other error: Failed with a fixed sentence per kind (too large,
+//     timeout, unreachable...); the error text is never shown to the caller.
 //
-// The header is kept as evidence in the ReplyError; it never changes the state.
-func MapReply(status int, header http.Header, body []byte) Outcome {
-	fail := func(text string, raw bool, cause error) Outcome {
-		b := bytes.Clone(body)
-		o := Outcome{State: Failed, Text: text, Err: &ReplyError{Status: status, Header: header.Clone(), Body: b, Err: cause}}
-		if raw {
-			o.Raw = b
+// Err is always the error given (wrapped with ErrEscalated or ErrNoToken
+// where they apply), so Classify and errors.As reach the reply's type.
+func MapReply(r reply.Reply, err error) Outcome {
+	var (
+		se *reply.StatusError
+		ce *reply.ContractError
+	)
+	switch kind := reply.Classify(err); {
+	case err == nil && r.Escalate:
+		return Fail(r.Answer, ErrEscalated)
+	case err == nil && strings.TrimSpace(r.Answer) == "":
+		return Fail("the backend returned an invalid answer", fmt.Errorf("%w: a blank answer", ErrInvalidOutcome))
+	case err == nil:
+		return Answer(r.Answer)
+	case errors.As(err, &se):
+		o := Fail(fmt.Sprintf("the workflow answered HTTP %d %s", se.StatusCode, http.StatusText(se.StatusCode)), err)
+		o.Text = strings.TrimSpace(o.Text)
+		if ex := se.Excerpt(); ex != "" {
+			o.Raw = []byte(ex)
 		}
 		return o
+	case errors.As(err, &ce):
+		o := Fail("the workflow reply is off-contract: "+ce.Reason, err)
+		o.Raw = ce.Redacted()
+		return o
+	case kind == reply.KindNoReply:
+		return Fail(noReplyText, err)
+	case kind == reply.KindTooLarge:
+		return Fail("the workflow reply exceeds the size cap", err)
+	case kind == reply.KindTimeout:
+		return Fail("the workflow did not answer in time", err)
+	case kind == reply.KindCanceled:
+		return Fail("the question was withdrawn before the workflow answered", err)
+	case kind == reply.KindUnreachable:
+		return Fail("the workflow could not be reached", err)
+	case kind == reply.KindNoIdentity:
+		return Fail(noIdentityText, fmt.Errorf("%w: %w", ErrNoToken, err))
 	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return fail(noReplyText, false, reply.ErrEmpty)
+	return Fail("the workflow could not be called", err)
+}
+
+// FailureKey is the status-message metadata key naming why a task failed;
+// its value is Classify's Kind.
+const FailureKey = "failure"
+
+// Kind names why a task failed. The values are stable snake_case strings:
+// the status message metadata "failure" carries them, and they are
+// telemetry labels.
+type Kind string
+
+// The kinds Classify returns.
+const (
+	KindNone           Kind = ""                // no error: the task completed
+	KindEscalated      Kind = "escalated"       // ErrEscalated
+	KindNoIdentity     Kind = "no_identity"     // ErrNoToken
+	KindNoReply        Kind = "no_reply"        // reply.ErrEmpty
+	KindHTTPStatus     Kind = "http_status"     // *reply.StatusError
+	KindOffContract    Kind = "off_contract"    // *reply.ContractError
+	KindTooLarge       Kind = "too_large"       // reply.ErrTooLarge
+	KindTimeout        Kind = "timeout"         // no answer in time
+	KindCanceled       Kind = "canceled"        // the question was withdrawn
+	KindUnreachable    Kind = "unreachable"     // *reply.TransportError
+	KindInvalidOutcome Kind = "invalid_outcome" // ErrInvalidOutcome
+	KindBackend        Kind = "backend"         // any other cause
+)
+
+// Classify returns the kind of a failure cause (Outcome.Err).
+func Classify(err error) Kind {
+	switch {
+	case err == nil:
+		return KindNone
+	case errors.Is(err, ErrEscalated):
+		return KindEscalated
+	case errors.Is(err, ErrNoToken):
+		return KindNoIdentity
+	case errors.Is(err, ErrInvalidOutcome):
+		return KindInvalidOutcome
 	}
-	if status < 200 || status > 299 {
-		return fail(fmt.Sprintf("the workflow answered HTTP %d", status), true, ErrStatus)
+	switch reply.Classify(err) {
+	case reply.KindNoIdentity:
+		return KindNoIdentity
+	case reply.KindNoReply:
+		return KindNoReply
+	case reply.KindHTTPStatus:
+		return KindHTTPStatus
+	case reply.KindOffContract:
+		return KindOffContract
+	case reply.KindTooLarge:
+		return KindTooLarge
+	case reply.KindTimeout:
+		return KindTimeout
+	case reply.KindCanceled:
+		return KindCanceled
+	case reply.KindUnreachable:
+		return KindUnreachable
 	}
-	r, err := reply.Decode(body)
-	if err != nil {
-		var ce *reply.ContractError
-		if errors.As(err, &ce) {
-			return fail("the workflow reply is off-contract: "+ce.Reason, true, ce)
-		}
-		return fail(noReplyText, false, err)
-	}
-	if r.Escalate {
-		return fail(r.Answer, false, ErrEscalated)
-	}
-	return Answer(r.Answer)
+	return KindBackend
 }

@@ -3,14 +3,13 @@ package a2a
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"log/slog"
+	"mime"
 	"net/http"
 	"path"
 	"slices"
@@ -24,21 +23,32 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/limiter"
 
-	"github.com/candorkit/candor/reply"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/candorkit/candor/internal/httpx"
+	"github.com/candorkit/candor/internal/otelx"
 )
 
 // Defaults of the Server.
 const (
 	DefaultMaxRequestBytes = 1 << 20
-	DefaultMaxConcurrent   = 64
 	DefaultAnswerTimeout   = 2 * time.Minute
 )
 
+// maxConcurrent bounds the questions being answered at once; a request over
+// the bound is refused by a2a-go's limiter.
+const maxConcurrent = 64
+
 // JSON-RPC error codes the Server writes itself (the others come from a2a-go).
 const (
-	CodeUnsupportedOperation = -32004
-	CodeVersionNotSupported  = -32009
-	codeInvalidRequest       = -32600
+	CodeUnsupportedOperation    = -32004
+	CodeVersionNotSupported     = -32009
+	codeContentTypeNotSupported = -32005
+	codeInvalidRequest          = -32600
+	codeInvalidParams           = -32602
+	codeInternal                = -32603
+	codeUnauthenticated         = -31401
+	codeUnauthorized            = -31403
 )
 
 // Server serves A2A for one Backend: JSON-RPC 1.0 and 0.3 on one endpoint,
@@ -50,79 +60,40 @@ const (
 // missing or empty value or "0.3" is spec 0.3 (message/send, tasks/get,
 // tasks/cancel...), anything else is answered with -32009
 // VersionNotSupported. GET on /.well-known/agent-card.json (at the root and
-// under the endpoint's path) is the card.
+// under the endpoint's path) is the card (see Agent.Card).
 //
-// Every JSON-RPC call needs "Authorization: Bearer <token>" (else -31401
-// Unauthenticated); the token is handed to the Backend in Question.Token and
-// its SHA-256 fingerprint owns the task. WithNoIdentityTasks makes a
-// message without a token a failed task instead of a refusal (the Backend is
-// still not asked). Streaming methods answer -32004
-// UnsupportedOperation and push-notification methods -32003, as the card
-// declares neither capability.
+// Every JSON-RPC call is authenticated before anything else is done for it
+// (see the package documentation): "Authorization: Bearer <token>" checked
+// by the Verifier, HTTP 401 or 403 with WWW-Authenticate otherwise.
 type Server struct {
 	endpoint   string
 	card       http.Handler
 	cardAlt    string
 	rpc10      http.Handler
 	rpc03      http.Handler
-	store      *Store
+	store      TaskStore
 	log        *slog.Logger
 	maxRequest int64
 	asking     *inflight
+	verifier   Verifier
+	noIdentity bool
+	tel        *telemetry
 }
 
-type serverConfig struct {
-	log           *slog.Logger
-	store         *Store
-	maxRequest    int64
-	maxConcurrent int
-	answerTimeout time.Duration
-	noIdentity    bool
-}
-
-// Option configures a Server.
-type Option func(*serverConfig)
-
-// WithLogger sets the logger (slog.Default() otherwise). Tokens are never logged.
-func WithLogger(l *slog.Logger) Option { return func(c *serverConfig) { c.log = l } }
-
-// WithStore sets the task store (NewStore(DefaultMaxTasks, DefaultTaskTTL) otherwise).
-func WithStore(s *Store) Option { return func(c *serverConfig) { c.store = s } }
-
-// WithMaxRequestBytes bounds a JSON-RPC request body (DefaultMaxRequestBytes otherwise).
-func WithMaxRequestBytes(n int64) Option { return func(c *serverConfig) { c.maxRequest = n } }
-
-// WithMaxConcurrent bounds the number of questions being answered at once
-// (DefaultMaxConcurrent otherwise); a request over the bound is refused.
-func WithMaxConcurrent(n int) Option { return func(c *serverConfig) { c.maxConcurrent = n } }
-
-// WithAnswerTimeout bounds each Backend.Ask (DefaultAnswerTimeout otherwise).
-func WithAnswerTimeout(d time.Duration) Option { return func(c *serverConfig) { c.answerTimeout = d } }
-
-// WithNoIdentityTasks answers a message sent without a bearer token with a
-// task instead of the -31401 refusal, for agents whose callers expect every
-// question to end in a task: SendMessage (0.3 message/send) without a token
-// creates a task that fails with the status message "no identity: the request
-// carried no bearer token" and status metadata failure "no_identity"; the
-// Backend is never called. The message is otherwise checked as usual (text
-// parts, no push configuration), so a malformed one is still refused.
-//
-// Such tasks belong to one shared owner, "no identity", which no bearer
-// token's fingerprint can equal: no caller with a token ever reads or lists
-// them. Without a token, GetTask (tasks/get) reads a task of that owner by
-// its id, so that a caller who sent with returnImmediately can see the final
-// state; the id, a random UUID, is the only key. ListTasks and CancelTask
-// (tasks/list, tasks/cancel) and every other method without a token keep
-// answering -31401, so no one can enumerate the questions of tokenless
-// callers. These tasks live in the same Store, under the same bounds (TTL and
-// least-recently-used eviction of finished tasks) as every other task.
-//
-// Without this option a call without a token is refused with -31401 before
-// any task exists.
-func WithNoIdentityTasks() Option { return func(c *serverConfig) { c.noIdentity = true } }
-
-// NewServer returns a Server for agent, answering with backend.
+// NewServer returns a Server for agent, answering with backend. It needs
+// WithVerifier, or the explicit opt-out WithUnverifiedTokens.
 func NewServer(agent Agent, backend Backend, opts ...Option) (*Server, error) {
+	o, err := collect(opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(o.adapterOnly) > 0 {
+		return nil, fmt.Errorf("a2a: %s applies to NewAdapter only", strings.Join(o.adapterOnly, ", "))
+	}
+	return newServer(agent, backend, o)
+}
+
+func newServer(agent Agent, backend Backend, o options) (*Server, error) {
 	if backend == nil {
 		return nil, errors.New("a2a: a backend is required")
 	}
@@ -130,32 +101,33 @@ func NewServer(agent Agent, backend Backend, opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := serverConfig{maxRequest: DefaultMaxRequestBytes, maxConcurrent: DefaultMaxConcurrent, answerTimeout: DefaultAnswerTimeout}
-	for _, opt := range opts {
-		opt(&cfg)
+	log := o.logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.log == nil {
-		cfg.log = slog.Default()
+	if o.store == nil {
+		if o.store, err = NewMemoryStore(DefaultMaxTasks, DefaultTaskTTL); err != nil {
+			return nil, err
+		}
 	}
-	if cfg.store == nil {
-		cfg.store = NewStore(DefaultMaxTasks, DefaultTaskTTL)
-	}
-	if cfg.maxRequest <= 0 || cfg.maxConcurrent <= 0 || cfg.answerTimeout <= 0 {
-		return nil, errors.New("a2a: request bound, concurrency and answer timeout must be positive")
-	}
-	cardBytes, err := agent.cardJSON()
+	card10, err := agent.cardJSON10()
 	if err != nil {
 		return nil, fmt.Errorf("a2a: rendering the agent card: %w", err)
 	}
+	card03, err := agent.cardJSON03()
+	if err != nil {
+		return nil, fmt.Errorf("a2a: rendering the 0.3 agent card: %w", err)
+	}
 	caps := agent.Card().Capabilities
 	asking := &inflight{}
+	tel := newTelemetry(o.tp, o.mp)
 	handler := a2asrv.NewHandler(
-		&executor{backend: backend, log: cfg.log, timeout: cfg.answerTimeout, asking: asking},
-		a2asrv.WithTaskStore(cfg.store),
+		&executor{backend: backend, log: log, timeout: o.answerTimeout, asking: asking, tel: tel},
+		a2asrv.WithTaskStore(o.store),
 		a2asrv.WithCapabilityChecks(&caps),
-		a2asrv.WithCallInterceptors(callerInterceptor{noIdentity: cfg.noIdentity}),
-		a2asrv.WithConcurrencyConfig(limiter.ConcurrencyConfig{MaxExecutions: cfg.maxConcurrent}),
-		a2asrv.WithLogger(cfg.log),
+		a2asrv.WithCallInterceptors(callerInterceptor{store: o.store}),
+		a2asrv.WithConcurrencyConfig(limiter.ConcurrencyConfig{MaxExecutions: maxConcurrent}),
+		a2asrv.WithLogger(log),
 	)
 	endpoint := u.Path
 	if endpoint == "" {
@@ -163,19 +135,22 @@ func NewServer(agent Agent, backend Backend, opts ...Option) (*Server, error) {
 	}
 	return &Server{
 		endpoint:   endpoint,
-		card:       cardHandler(cardBytes),
+		card:       cardHandler(card10, card03),
 		cardAlt:    path.Join(endpoint, CardPath),
 		rpc10:      a2asrv.NewJSONRPCHandler(handler),
 		rpc03:      a2av0.NewJSONRPCHandler(handler),
-		store:      cfg.store,
-		log:        cfg.log,
-		maxRequest: cfg.maxRequest,
+		store:      o.store,
+		log:        log,
+		maxRequest: o.maxRequest,
 		asking:     asking,
+		verifier:   o.verifier,
+		noIdentity: o.noIdentity,
+		tel:        tel,
 	}, nil
 }
 
-// Store returns the server's task store.
-func (s *Server) Store() *Store { return s.store }
+// TaskStore returns the server's task store.
+func (s *Server) TaskStore() TaskStore { return s.store }
 
 // Drain waits until no question is being answered, or until ctx ends (it
 // then returns ctx.Err()). Call it after http.Server.Shutdown to stop
@@ -249,15 +224,26 @@ func isStreaming(method string) bool {
 }
 
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
+	span, recording := noSpan, false
+	if s.tel.tracing() {
+		// The request span continues the caller's trace (W3C traceparent).
+		var ctx context.Context
+		ctx, span = s.tel.tracer.Start(otelx.Extract(r.Context(), r.Header), "a2a", trace.WithSpanKind(trace.SpanKindServer))
+		if recording = span.IsRecording(); recording {
+			span.SetAttributes(attrRPCSystem.String("jsonrpc"))
+		}
+		rw := &rpcWriter{ResponseWriter: w}
+		defer endRequest(span, rw)
+		w, r = rw, r.WithContext(ctx)
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "A2A JSON-RPC accepts POST only", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxRequest))
+	body, err := httpx.ReadAll(r.Body, s.maxRequest)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		if errors.Is(err, httpx.ErrTooLarge) {
 			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest,
 				fmt.Sprintf("request body exceeds %d bytes", s.maxRequest))
 			return
@@ -265,24 +251,38 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, nil, codeInvalidRequest, "request body could not be read")
 		return
 	}
-	var env struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
+	var env envelope
 	if json.Unmarshal(body, &env) != nil {
 		// a2a-go serves the first JSON value whatever follows it: read the
 		// envelope the same way, so that the method checked here is the one
 		// it serves. A malformed body is left to a2a-go, which answers -32700.
+		env = envelope{}
 		_ = json.NewDecoder(bytes.NewReader(body)).Decode(&env)
 	}
 	id := env.ID
-	if len(id) == 0 {
+	if len(id) == 0 || !validID(id) {
 		id = nil
 	}
 
 	version := strings.TrimSpace(r.Header.Get(a2apb.SvcParamVersion))
 	if _, inHeader := r.Header[http.CanonicalHeaderKey(a2apb.SvcParamVersion)]; !inHeader {
 		version = strings.TrimSpace(r.URL.Query().Get(a2apb.SvcParamVersion))
+	}
+	served := version
+	if served == "" {
+		served = Version03
+	}
+	if recording {
+		if env.Method != "" && utf8.ValidString(env.Method) && len(env.Method) <= 64 {
+			span.SetName(env.Method)
+			span.SetAttributes(attrRPCMethod.String(env.Method))
+		}
+		if id != nil {
+			span.SetAttributes(attrRPCRequestID.String(string(id)))
+		}
+		if len(served) <= 16 {
+			span.SetAttributes(attrVersion.String(served))
+		}
 	}
 	var h http.Handler
 	switch version {
@@ -295,14 +295,99 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("A2A-Version %q is not supported; this agent serves %s and %s", version, Version10, Version03))
 		return
 	}
+
+	who, ok := s.authenticate(w, r, id, env.Method)
+	if !ok {
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			writeRPCError(w, http.StatusUnsupportedMediaType, id, codeContentTypeNotSupported,
+				"a JSON-RPC request is Content-Type: application/json")
+			return
+		}
+	}
 	if isStreaming(env.Method) {
 		writeRPCError(w, http.StatusOK, id, CodeUnsupportedOperation,
 			"streaming is not supported by this agent (capabilities.streaming is false)")
 		return
 	}
+	if env.wellFormed() && isSend(env.Method) {
+		if msg := checkSendParams(env.Params, version == Version10); msg != "" {
+			writeRPCError(w, http.StatusOK, id, codeInvalidParams, msg)
+			return
+		}
+	}
+	if env.wellFormed() && isRead(env.Method) {
+		if msg := checkHistoryLength(env.Params); msg != "" {
+			writeRPCError(w, http.StatusOK, id, codeInvalidParams, msg)
+			return
+		}
+	}
+	ctx := context.WithValue(r.Context(), identityKey{}, who)
+	if recording {
+		ctx = context.WithValue(ctx, versionKey{}, served)
+	}
+	r = r.WithContext(ctx)
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	h.ServeHTTP(w, r)
+	h.ServeHTTP(jsonErrors{w}, r)
 }
+
+// envelope is the part of a JSON-RPC request the Server reads itself.
+type envelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// wellFormed reports an envelope a2a-go would dispatch: version 2.0 and a
+// valid id (absent, null, a string or a number). Others are left to a2a-go,
+// which answers -32600.
+func (e envelope) wellFormed() bool {
+	return e.JSONRPC == "2.0" && (len(e.ID) == 0 || validID(e.ID))
+}
+
+func validID(id json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(id, &v) != nil {
+		return false
+	}
+	switch v.(type) {
+	case nil, string, float64:
+		return true
+	}
+	return false
+}
+
+func isSend(method string) bool { return method == "message/send" || method == "SendMessage" }
+
+// jsonErrors makes every answer of a2a-go's handlers application/json unless
+// the handler chose a type (a2a-go's 0.3 handler writes its errors with none,
+// which net/http would sniff as text/plain).
+type jsonErrors struct{ http.ResponseWriter }
+
+func (w jsonErrors) WriteHeader(code int) {
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w jsonErrors) Write(b []byte) (int, error) {
+	if w.Header().Get("Content-Type") == "" {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w jsonErrors) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w jsonErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
 	type rpcErr struct {
@@ -322,29 +407,12 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code i
 		resp.ID = json.RawMessage("null")
 		b, _ = json.Marshal(resp)
 	}
+	if rw, ok := w.(*rpcWriter); ok {
+		rw.rpcCode = code
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
-}
-
-// bearerToken extracts the token of "Authorization: Bearer <token>".
-func bearerToken(sp *a2asrv.ServiceParams) (string, bool) {
-	vals, _ := sp.Get("authorization")
-	if len(vals) == 0 {
-		return "", false
-	}
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(vals[0]), " ")
-	tok = strings.TrimSpace(tok)
-	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" || strings.ContainsAny(tok, " \t") {
-		return "", false
-	}
-	return tok, true
-}
-
-// fingerprint names the owner of a task without keeping the token.
-func fingerprint(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return "bearer-sha256:" + hex.EncodeToString(sum[:16])
 }
 
 // textOf joins the text parts of a message; ok is false when there are none.
@@ -377,31 +445,26 @@ func acceptsText(modes []string) bool {
 	return false
 }
 
-// noIdentityOwner owns the tasks made for tokenless messages under
-// WithNoIdentityTasks. A fingerprint always starts with "bearer-sha256:", so
-// no caller with a token is this owner.
-const noIdentityOwner = "no identity"
-
 // noIdentityText is the status message of a task made without a token.
 const noIdentityText = "no identity: the request carried no bearer token"
 
-// callerInterceptor refuses calls without a bearer token (except, with
-// noIdentity, SendMessage and GetTask, whose user is then the unauthenticated
-// noIdentityOwner), makes the token's fingerprint the call's user (the task
-// store's owner), and refuses messages the agent cannot answer before any
-// task is created.
+// callerInterceptor makes the identity the Server authenticated the call's
+// user (the task store's owner), and refuses messages the agent cannot
+// answer before any task is created.
 type callerInterceptor struct {
 	a2asrv.PassthroughCallInterceptor
-	noIdentity bool
+	store TaskStore
 }
 
 func (c callerInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a2asrv.Request) (context.Context, any, error) {
-	if tok, ok := bearerToken(cc.ServiceParams()); ok {
-		cc.User = a2asrv.NewAuthenticatedUser(fingerprint(tok), nil)
-	} else if c.noIdentity && tokenlessAllowed(req.Payload) {
-		cc.User = &a2asrv.User{Name: noIdentityOwner, Authenticated: false}
-	} else {
+	who, ok := identityFrom(ctx)
+	switch {
+	case !ok || who.owner == "":
 		return ctx, nil, a2apb.NewError(a2apb.ErrUnauthenticated, "an Authorization: Bearer token is required")
+	case who.owner == noIdentityOwner:
+		cc.User = &a2asrv.User{Name: noIdentityOwner, Authenticated: false}
+	default:
+		cc.User = a2asrv.NewAuthenticatedUser(who.owner, nil)
 	}
 	if p, isSend := req.Payload.(*a2apb.SendMessageRequest); isSend && p != nil && p.Message != nil {
 		if p.Config != nil && p.Config.ReturnImmediately {
@@ -412,6 +475,15 @@ func (c callerInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, r
 		}
 		if p.Config != nil && !acceptsText(p.Config.AcceptedOutputModes) {
 			return ctx, nil, a2apb.NewError(a2apb.ErrUnsupportedContentType, "this agent answers in text/plain only")
+		}
+		if id := p.Message.TaskID; id != "" {
+			// A finished task takes no more messages: UnsupportedOperation
+			// (spec 1.0, section 3.1.1, SendMessage errors).
+			// cc.User is set above, so the store reads the caller's task only.
+			if st, err := c.store.Get(ctx, id); err == nil && st.Task != nil && st.Task.Status.State.Terminal() {
+				return ctx, nil, a2apb.NewError(a2apb.ErrUnsupportedOperation,
+					fmt.Sprintf("task %s is %s: a finished task takes no more messages", id, stateName(st.Task.Status.State)))
+			}
 		}
 		text, hasText := textOf(p.Message)
 		if !hasText {
@@ -424,6 +496,10 @@ func (c callerInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, r
 	return ctx, nil, nil
 }
 
+func stateName(s a2apb.TaskState) string {
+	return strings.ToLower(strings.TrimPrefix(string(s), "TASK_STATE_"))
+}
+
 // returnImmediatelyKey marks the context of a SendMessage whose caller asked
 // for the task back before it ends (returnImmediately; 0.3 blocking: false).
 type returnImmediatelyKey struct{}
@@ -433,23 +509,13 @@ func returnsImmediately(ctx context.Context) bool {
 	return v
 }
 
-// tokenlessAllowed reports whether a call without a token may go on under
-// WithNoIdentityTasks: sending a message (which then fails "no identity") and
-// reading one such task by id.
-func tokenlessAllowed(payload any) bool {
-	switch payload.(type) {
-	case *a2apb.SendMessageRequest, *a2apb.GetTaskRequest:
-		return true
-	}
-	return false
-}
-
 // executor turns one message into one Backend.Ask and the Outcome into task events.
 type executor struct {
 	backend Backend
 	log     *slog.Logger
 	timeout time.Duration
 	asking  *inflight
+	tel     *telemetry
 }
 
 func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2apb.Event, error] {
@@ -471,11 +537,12 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 				return
 			}
 		}
+		ctx, span := x.tel.startTask(ctx, string(ec.TaskID), ec.ContextID)
 		text, _ := textOf(ec.Message)
-		tok, hasToken := bearerToken(ec.ServiceParams)
-		q := Question{Text: text, Token: tok, TaskID: string(ec.TaskID), ContextID: ec.ContextID}
+		who, _ := identityFrom(ctx)
+		q := Question{Text: text, Token: who.token, Caller: who.caller, TaskID: string(ec.TaskID), ContextID: ec.ContextID}
 		var out Outcome
-		if hasToken {
+		if who.token != "" {
 			out = x.ask(ctx, q)
 		} else { // only reached with WithNoIdentityTasks: nothing is asked
 			out = Fail(noIdentityText, ErrNoToken)
@@ -483,8 +550,9 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		if out.State == Completed {
 			x.log.InfoContext(ctx, "a2a task completed", "question", q)
 		} else {
-			x.log.WarnContext(ctx, "a2a task failed", "question", q, "failure", failureKind(out.Err), "error", out.Err)
+			x.log.WarnContext(ctx, "a2a task failed", "question", q, "failure", string(Classify(out.Err)), "error", out.Err)
 		}
+		x.tel.endTask(ctx, span, out)
 		final := *task
 		final.Artifacts = slices.Clone(task.Artifacts)
 		final.Status, final.Artifacts = outcomeStatus(ec, out, final.Artifacts)
@@ -531,38 +599,6 @@ func normalize(o Outcome) Outcome {
 	}
 }
 
-// FailureKey is the status-message metadata key naming why a task failed.
-const FailureKey = "failure"
-
-// failureKind classifies a failure cause for the status message metadata.
-func failureKind(err error) string {
-	var (
-		ce *reply.ContractError
-		we *WebhookError
-	)
-	switch {
-	case err == nil:
-		return ""
-	case errors.Is(err, ErrEscalated):
-		return "escalated"
-	case errors.Is(err, reply.ErrEmpty):
-		return "no_reply"
-	case errors.As(err, &ce):
-		return "off_contract"
-	case errors.Is(err, ErrStatus):
-		return "http_status"
-	case errors.Is(err, ErrTooLarge):
-		return "too_large"
-	case errors.Is(err, ErrNoToken):
-		return "no_identity"
-	case errors.Is(err, ErrInvalidOutcome):
-		return "invalid_outcome"
-	case errors.As(err, &we):
-		return "unreachable"
-	}
-	return "backend"
-}
-
 // outcomeStatus is the final status for out, and the artifacts with the
 // answer added when it completed.
 func outcomeStatus(ec *a2asrv.ExecutorContext, out Outcome, artifacts []*a2apb.Artifact) (a2apb.TaskStatus, []*a2apb.Artifact) {
@@ -583,7 +619,7 @@ func outcomeStatus(ec *a2asrv.ExecutorContext, out Outcome, artifacts []*a2apb.A
 		}
 	}
 	msg := a2apb.NewMessageForTask(a2apb.MessageRoleAgent, ec, parts...)
-	msg.Metadata = map[string]any{FailureKey: failureKind(out.Err)}
+	msg.Metadata = map[string]any{FailureKey: string(Classify(out.Err))}
 	return a2apb.TaskStatus{State: a2apb.TaskStateFailed, Message: msg, Timestamp: &now}, artifacts
 }
 

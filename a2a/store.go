@@ -18,13 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 )
 
-// Defaults of the task store.
-const (
-	DefaultMaxTasks = 10000
-	DefaultTaskTTL  = time.Hour
-)
-
-// Store is a bounded in-memory task store (a2a-go's taskstore.Store), so that
+// MemoryStore is a bounded in-memory TaskStore (the Server's default), so that
 // GetTask works after SendMessage without memory growing with traffic.
 //
 // Bounds: a task is forgotten TTL after it was last written or read (idle
@@ -34,18 +28,18 @@ const (
 // server's concurrency limit, so the store holds at most MaxTasks plus that
 // limit. A forgotten task answers TaskNotFound.
 //
-// Each task belongs to the caller that created it (a fingerprint of its
-// bearer token, set by the Server): Get and List never show a task to another
-// caller, which sees TaskNotFound. Tasks made for messages without a token
+// Each task belongs to the caller that created it (the verified issuer and
+// subject, or with WithUnverifiedTokens a fingerprint of the bearer token,
+// set by the Server): Get and List never show a task to another caller,
+// which sees TaskNotFound. Tasks made for messages without a token
 // (WithNoIdentityTasks) all belong to one "no identity" owner that no token's
 // fingerprint equals, so no caller with a token sees them; they count
 // against the same bounds. Tasks are copied in and out, so callers
 // cannot alter stored state.
-type Store struct {
+type MemoryStore struct {
 	mu      sync.Mutex
 	max     int
 	ttl     time.Duration
-	now     func() time.Time
 	byID    map[a2apb.TaskID]*list.Element
 	recency *list.List // front: most recently used
 }
@@ -62,44 +56,31 @@ type storedEntry struct {
 	lastUsed time.Time // last read or write, for expiry
 }
 
-var _ taskstore.Store = (*Store)(nil)
+var _ TaskStore = (*MemoryStore)(nil)
 
-// StoreOption configures a Store.
-type StoreOption func(*Store)
-
-// WithClock sets the store's clock (tests use it to expire tasks without waiting).
-func WithClock(now func() time.Time) StoreOption {
-	return func(s *Store) { s.now = now }
-}
-
-// NewStore returns a store holding at most maxTasks finished tasks, each for
-// ttl after its last use. Non-positive values take DefaultMaxTasks and
-// DefaultTaskTTL.
-func NewStore(maxTasks int, ttl time.Duration, opts ...StoreOption) *Store {
-	s := &Store{max: maxTasks, ttl: ttl, now: time.Now, byID: map[a2apb.TaskID]*list.Element{}, recency: list.New()}
-	if s.max <= 0 {
-		s.max = DefaultMaxTasks
+// NewMemoryStore returns a store holding at most maxTasks finished tasks,
+// each for ttl after its last use; both must be positive.
+func NewMemoryStore(maxTasks int, ttl time.Duration) (*MemoryStore, error) {
+	if maxTasks <= 0 {
+		return nil, fmt.Errorf("a2a: NewMemoryStore: maxTasks must be positive, got %d", maxTasks)
 	}
-	if s.ttl <= 0 {
-		s.ttl = DefaultTaskTTL
+	if ttl <= 0 {
+		return nil, fmt.Errorf("a2a: NewMemoryStore: ttl must be positive, got %s", ttl)
 	}
-	for _, opt := range opts {
-		opt(s)
-	}
-	return s
+	return &MemoryStore{max: maxTasks, ttl: ttl, byID: map[a2apb.TaskID]*list.Element{}, recency: list.New()}, nil
 }
 
 // Len reports how many tasks the store holds now (expired ones included until
 // the next call purges them).
-func (s *Store) Len() int {
+func (s *MemoryStore) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.byID)
 }
 
 // ownerFrom is the caller identity the Server attaches to the call context:
-// the token's fingerprint, or noIdentityOwner for a tokenless call the
-// Server let through (WithNoIdentityTasks).
+// the verified caller or the token's fingerprint, or noIdentityOwner for a
+// tokenless call the Server let through (WithNoIdentityTasks).
 func ownerFrom(ctx context.Context) string {
 	cc, ok := a2asrv.CallContextFrom(ctx)
 	switch {
@@ -133,14 +114,14 @@ func decodeTask(b []byte) (*a2apb.Task, error) {
 }
 
 // Create implements taskstore.Store.
-func (s *Store) Create(ctx context.Context, task *a2apb.Task) (taskstore.TaskVersion, error) {
+func (s *MemoryStore) Create(ctx context.Context, task *a2apb.Task) (taskstore.TaskVersion, error) {
 	b, err := encodeTask(task)
 	if err != nil {
 		return taskstore.TaskVersionMissing, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
+	now := time.Now()
 	s.purgeLocked(now)
 	if _, ok := s.byID[task.ID]; ok {
 		return taskstore.TaskVersionMissing, taskstore.ErrTaskAlreadyExists
@@ -160,7 +141,7 @@ func (e *storedEntry) set(task *a2apb.Task, b []byte) {
 }
 
 // Update implements taskstore.Store with optimistic concurrency on PrevVersion.
-func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
+func (s *MemoryStore) Update(ctx context.Context, req *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
 	if req == nil {
 		return taskstore.TaskVersionMissing, a2apb.ErrInvalidParams
 	}
@@ -170,7 +151,7 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
+	now := time.Now()
 	s.purgeLocked(now)
 	el, ok := s.byID[req.Task.ID]
 	if !ok {
@@ -189,9 +170,9 @@ func (s *Store) Update(ctx context.Context, req *taskstore.UpdateRequest) (tasks
 }
 
 // Get implements taskstore.Store. A task of another caller is TaskNotFound.
-func (s *Store) Get(ctx context.Context, id a2apb.TaskID) (*taskstore.StoredTask, error) {
+func (s *MemoryStore) Get(ctx context.Context, id a2apb.TaskID) (*taskstore.StoredTask, error) {
 	s.mu.Lock()
-	now := s.now()
+	now := time.Now()
 	s.purgeLocked(now)
 	el, ok := s.byID[id]
 	if !ok || el.Value.(*storedEntry).owner != ownerFrom(ctx) {
@@ -213,7 +194,7 @@ func (s *Store) Get(ctx context.Context, id a2apb.TaskID) (*taskstore.StoredTask
 
 // List implements taskstore.Store: the caller's tasks, most recently updated
 // first, filtered as the request asks. Page size defaults to 50 (1 to 100).
-func (s *Store) List(ctx context.Context, req *a2apb.ListTasksRequest) (*a2apb.ListTasksResponse, error) {
+func (s *MemoryStore) List(ctx context.Context, req *a2apb.ListTasksRequest) (*a2apb.ListTasksResponse, error) {
 	size := req.PageSize
 	switch {
 	case size == 0:
@@ -236,7 +217,7 @@ func (s *Store) List(ctx context.Context, req *a2apb.ListTasksRequest) (*a2apb.L
 		b []byte
 	}
 	s.mu.Lock()
-	s.purgeLocked(s.now())
+	s.purgeLocked(time.Now())
 	var hits []hit
 	for _, el := range s.byID {
 		e := el.Value.(*storedEntry)
@@ -313,7 +294,7 @@ func parseCursor(tok string) (cursor, error) {
 
 // purgeLocked drops tasks unused for the TTL. The recency list is ordered by
 // last use, so they are all at its back.
-func (s *Store) purgeLocked(now time.Time) {
+func (s *MemoryStore) purgeLocked(now time.Time) {
 	for el := s.recency.Back(); el != nil; {
 		e := el.Value.(*storedEntry)
 		if now.Sub(e.lastUsed) < s.ttl {
@@ -327,7 +308,7 @@ func (s *Store) purgeLocked(now time.Time) {
 }
 
 // evictLocked drops least recently used finished tasks while over the bound.
-func (s *Store) evictLocked() {
+func (s *MemoryStore) evictLocked() {
 	for el := s.recency.Back(); el != nil && len(s.byID) > s.max; {
 		prev := el.Prev()
 		if e := el.Value.(*storedEntry); e.state.Terminal() {

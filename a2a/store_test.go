@@ -3,8 +3,8 @@ package a2a_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2a"
@@ -14,16 +14,13 @@ import (
 	"github.com/candorkit/candor/a2a"
 )
 
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+func newStore(t *testing.T, maxTasks int, ttl time.Duration) *a2a.MemoryStore {
+	t.Helper()
+	s, err := a2a.NewMemoryStore(maxTasks, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func asCaller(name string) context.Context {
@@ -36,22 +33,24 @@ func task(id string, state a2apb.TaskState) *a2apb.Task {
 	return &a2apb.Task{ID: a2apb.TaskID(id), ContextID: "ctx", Status: a2apb.TaskStatus{State: state}}
 }
 
-func TestStoreTTL(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	s := a2a.NewStore(10, time.Minute, a2a.WithClock(clock.Now))
+// The store's time is the bubble's fake clock: time.Sleep advances it at once.
+func TestStoreTTL(t *testing.T) { synctest.Test(t, testStoreTTL) }
+
+func testStoreTTL(t *testing.T) {
+	s := newStore(t, 10, time.Minute)
 	ctx := asCaller("alice")
 	if _, err := s.Create(ctx, task("a", a2apb.TaskStateCompleted)); err != nil {
 		t.Fatal(err)
 	}
-	clock.Advance(59 * time.Second)
+	time.Sleep(59 * time.Second)
 	if _, err := s.Get(ctx, "a"); err != nil {
 		t.Fatalf("Get before the TTL: %v", err)
 	}
-	clock.Advance(59 * time.Second) // the Get above renewed it
+	time.Sleep(59 * time.Second) // the Get above renewed it
 	if _, err := s.Get(ctx, "a"); err != nil {
 		t.Fatalf("Get within the TTL of the last use: %v", err)
 	}
-	clock.Advance(time.Minute)
+	time.Sleep(time.Minute)
 	if _, err := s.Get(ctx, "a"); !errors.Is(err, a2apb.ErrTaskNotFound) {
 		t.Fatalf("Get after the TTL: %v, want TaskNotFound", err)
 	}
@@ -61,7 +60,7 @@ func TestStoreTTL(t *testing.T) {
 }
 
 func TestStoreLRU(t *testing.T) {
-	s := a2a.NewStore(2, time.Hour)
+	s := newStore(t, 2, time.Hour)
 	ctx := asCaller("alice")
 	mustCreate := func(tk *a2apb.Task) {
 		t.Helper()
@@ -92,7 +91,7 @@ func TestStoreLRU(t *testing.T) {
 }
 
 func TestStoreVersionsOwnersCopies(t *testing.T) {
-	s := a2a.NewStore(0, 0)
+	s := newStore(t, a2a.DefaultMaxTasks, a2a.DefaultTaskTTL)
 	alice, bob := asCaller("alice"), asCaller("bob")
 	tk := task("t", a2apb.TaskStateSubmitted)
 	v1, err := s.Create(alice, tk)
@@ -125,12 +124,13 @@ func TestStoreVersionsOwnersCopies(t *testing.T) {
 	}
 }
 
-func TestStoreList(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	s := a2a.NewStore(100, time.Hour, a2a.WithClock(clock.Now))
+func TestStoreList(t *testing.T) { synctest.Test(t, testStoreList) }
+
+func testStoreList(t *testing.T) {
+	s := newStore(t, 100, time.Hour)
 	alice := asCaller("alice")
 	for i := range 5 {
-		clock.Advance(time.Second)
+		time.Sleep(time.Second)
 		state := a2apb.TaskStateCompleted
 		if i%2 == 1 {
 			state = a2apb.TaskStateFailed

@@ -1,22 +1,22 @@
 package a2a_test
 
 import (
+	"bytes"
 	"context"
-	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
-	"errors"
 	"fmt"
+	"io"
+	"log"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/candorkit/candor/a2a"
 )
@@ -25,180 +25,175 @@ func question() a2a.Question {
 	return a2a.Question{Text: "How many?", Token: testToken, TaskID: "t-1", ContextID: "c-1"}
 }
 
-func TestWebhookBounds(t *testing.T) {
-	t.Run("reply too large", func(t *testing.T) {
-		hook := newHook(t, false)
-		hook.set(200, `{"answer":"`+strings.Repeat("x", 100)+`","escalate":false}`)
-		w, err := a2a.NewWebhook(hook.srv.URL, a2a.WithMaxReplyBytes(64))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := w.Ask(context.Background(), question())
-		var re *a2a.ReplyError
-		if out.State != a2a.Failed || !errors.Is(out.Err, a2a.ErrTooLarge) || !errors.As(out.Err, &re) || len(re.Body) != 64 {
-			t.Fatalf("outcome = %+v, want failed with ErrTooLarge and the first 64 bytes", out)
-		}
-	})
-	t.Run("reply exactly at the bound", func(t *testing.T) {
-		hook := newHook(t, false)
-		body := `{"answer":"ok","escalate":false}`
-		hook.set(200, body)
-		w, _ := a2a.NewWebhook(hook.srv.URL, a2a.WithMaxReplyBytes(int64(len(body))))
-		if out := w.Ask(context.Background(), question()); out.State != a2a.Completed {
-			t.Fatalf("outcome = %+v, want completed", out)
-		}
-	})
-	t.Run("timeout", func(t *testing.T) {
-		release := make(chan struct{})
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-r.Context().Done():
-			case <-release:
-			}
-		}))
-		defer srv.Close()
-		defer close(release)
-		w, _ := a2a.NewWebhook(srv.URL, a2a.WithTimeout(50*time.Millisecond))
-		out := w.Ask(context.Background(), question())
-		var we *a2a.WebhookError
-		if out.State != a2a.Failed || !errors.As(out.Err, &we) || !errors.Is(out.Err, context.DeadlineExceeded) ||
-			!strings.Contains(out.Text, "did not answer within 50ms") {
-			t.Fatalf("outcome = %+v (%v), want failed on the deadline", out, out.Err)
-		}
-	})
-	t.Run("redirect not followed", func(t *testing.T) {
-		elsewhere := newHook(t, false)
-		redirect := httptest.NewServer(http.RedirectHandler(elsewhere.srv.URL, http.StatusTemporaryRedirect))
-		defer redirect.Close()
-		w, _ := a2a.NewWebhook(redirect.URL)
-		out := w.Ask(context.Background(), question())
-		var re *a2a.ReplyError
-		if out.State != a2a.Failed || !errors.As(out.Err, &re) || re.Status != http.StatusTemporaryRedirect {
-			t.Fatalf("outcome = %+v, want failed on the 307", out)
-		}
-		if n := len(elsewhere.recorded()); n != 0 {
-			t.Fatalf("the redirect target received the token %d times", n)
-		}
-	})
-	t.Run("no token, no call", func(t *testing.T) {
-		hook := newHook(t, false)
-		w, _ := a2a.NewWebhook(hook.srv.URL)
-		q := question()
-		q.Token = ""
-		if out := w.Ask(context.Background(), q); out.State != a2a.Failed || !errors.Is(out.Err, a2a.ErrNoToken) {
-			t.Fatalf("outcome = %+v", out)
-		}
-		if len(hook.recorded()) != 0 {
-			t.Fatal("the webhook was called without a token")
-		}
-	})
-	t.Run("unreachable", func(t *testing.T) {
-		srv := httptest.NewServer(http.NotFoundHandler())
-		url := srv.URL
-		srv.Close()
-		w, _ := a2a.NewWebhook(url)
-		out := w.Ask(context.Background(), question())
-		var we *a2a.WebhookError
-		if out.State != a2a.Failed || !errors.As(out.Err, &we) || out.Text != "the workflow could not be reached" {
-			t.Fatalf("outcome = %+v", out)
-		}
-	})
-	for _, bad := range []string{"", "webhook", "/webhook", "ftp://h/x", "http://"} {
-		if _, err := a2a.NewWebhook(bad); err == nil {
-			t.Errorf("NewWebhook(%q) accepted", bad)
-		}
-	}
-}
-
 func TestQuestionRedactsToken(t *testing.T) {
 	q := question()
 	var logged strings.Builder
 	slog.New(slog.NewTextHandler(&logged, nil)).Info("x", "q", q)
-	for _, s := range []string{fmt.Sprint(q), fmt.Sprintf("%+v", q), fmt.Sprintf("%#v", q), fmt.Sprintf("%v", &q), logged.String()} {
-		if strings.Contains(s, testToken) {
-			t.Fatalf("the token leaks: %s", s)
-		}
+	for _, s := range []string{fmt.Sprint(q), fmt.Sprintf("%+v", q), fmt.Sprintf("%#v", q), fmt.Sprintf("%v", &q), logged.String(), q.GoString(), q.LogValue().String()} {
+		assert.NotContains(t, s, testToken)
 	}
 }
 
-// writeCA writes the TLS webhook's certificate as a PEM bundle.
-func writeCA(t *testing.T, srv *httptest.Server) string {
-	t.Helper()
-	file := filepath.Join(t.TempDir(), "ca.pem")
-	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	if err := os.WriteFile(file, pemBytes, 0o600); err != nil {
-		t.Fatal(err)
+// The webhook's secret path (n8n puts the webhook id in it) and its query
+// never reach a caller: not in a task's status message, not in the raw
+// JSON-RPC answer. A non-2xx body reaches the caller only as a short
+// redacted excerpt, the full body goes to the server's log; an off-contract
+// 2xx body stays visible, redacted.
+func TestWebhookSecretsNeverReachTheCaller(t *testing.T) {
+	const id = "9b1f4c2e-7d0a-secret-webhook-id"
+	const query = "token=q-secret-4471"
+	hook := newHook(t, false)
+	var logged bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logged, nil))
+	f := startFacade(t, func(endpoint string) (*a2a.Server, error) {
+		return a2a.NewAdapter(a2a.Config{Agent: testAgent(endpoint), WebhookURL: hook.srv.URL + "/webhook/" + id + "?" + query},
+			a2a.WithVerifier(testVerifier), a2a.WithLogger(logger))
+	})
+	trace := strings.Repeat("at Object.execute (/usr/lib/node_modules/n8n/dist/Workflow.js:1:1)\n", 40)
+	cases := []struct {
+		name, body string
+		status     int
+		kind       string
+	}{
+		{"n8n 404 naming the path", `{"code":404,"message":"The requested webhook \"POST ` + id + `\" is not registered.","hint":"The workflow must be active for a production URL to run successfully. /webhook/` + id + `?` + query + `"}`, 404, "http_status"},
+		{"500 with a stack trace", `{"message":"Error in workflow","stack":"` + strings.ReplaceAll(trace, "\n", `\n`) + `"}`, 500, "http_status"},
+		{"off-contract 200 naming the path", `{"data":"POST /webhook/` + id + `"}`, 200, "off_contract"},
 	}
-	return file
-}
-
-func envFor(hookURL, publicURL, caBundle string) func(string) (string, bool) {
-	env := map[string]string{
-		"ADAPTER_AGENT_NAME":        "Stock agent",
-		"ADAPTER_AGENT_DESCRIPTION": "Answers stock questions",
-		"ADAPTER_SKILL_ID":          "stock-level",
-		"ADAPTER_SKILL_NAME":        "Stock level",
-		"ADAPTER_SKILL_DESCRIPTION": "How many units are in stock",
-		"ADAPTER_SKILL_EXAMPLES":    "How many S10_1949?\n\n  Is S18_2795 in stock?  \n",
-		"ADAPTER_WEBHOOK_URL":       hookURL,
-		"ADAPTER_PUBLIC_URL":        publicURL,
-	}
-	if caBundle != "" {
-		env["ADAPTER_CA_BUNDLE"] = caBundle
-	}
-	return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-}
-
-// TestTLSWebhook: a webhook behind TLS works with ADAPTER_CA_BUNDLE and fails without.
-func TestTLSWebhook(t *testing.T) {
-	hook := newHook(t, true)
-	ca := writeCA(t, hook.srv)
-	for _, withCA := range []bool{true, false} {
-		t.Run(fmt.Sprintf("bundle=%v", withCA), func(t *testing.T) {
-			bundle := ""
-			if withCA {
-				bundle = ca
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			logged.Reset()
+			hook.set(tc.status, tc.body)
+			_, raw := rawRPCBody(t, f.URL+"/a2a", map[string]string{"Authorization": "Bearer " + testToken, "A2A-Version": "1.0"},
+				`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-`+tc.name+`","role":"ROLE_USER","parts":[{"text":"q"}]}}}`)
+			assert.NotContains(t, raw, id)
+			assert.NotContains(t, raw, "secret")
+			assert.Contains(t, raw, `"failure":"`+tc.kind+`"`)
+			var resp struct {
+				Result struct {
+					Task *a2apb.Task `json:"task"`
+				} `json:"result"`
 			}
-			f := startFacade(t, func(endpoint string) (*a2a.Server, error) {
-				cfg, err := a2a.ConfigFromEnv(envFor(hook.srv.URL+"/webhook/stock", endpoint, bundle))
-				if err != nil {
-					return nil, err
+			require.NoError(t, jsonUnmarshal(raw, &resp))
+			require.NotNil(t, resp.Result.Task)
+			m := resp.Result.Task.Status.Message
+			require.Len(t, m.Parts, 2, "the reason and the evidence")
+			if tc.status != 200 {
+				assert.Equal(t, fmt.Sprintf("the workflow answered HTTP %d %s", tc.status, http.StatusText(tc.status)), m.Parts[0].Text())
+				assert.LessOrEqual(t, len(m.Parts[1].Text()), 210, "an excerpt, not the body")
+				if tc.status == 404 {
+					assert.Contains(t, logged.String(), "is not registered", "the log gets the body")
+					assert.Contains(t, logged.String(), "[REDACTED]", "redacted")
+				} else {
+					assert.Contains(t, logged.String(), "Workflow.js:1:1", "the log gets the whole body")
 				}
-				return a2a.NewAdapter(cfg)
+			} else {
+				assert.Equal(t, `{"data":"POST [REDACTED]"}`, m.Parts[1].Text(), "drift stays visible")
+			}
+			assert.NotContains(t, logged.String(), id)
+			assert.NotContains(t, logged.String(), "q-secret-4471")
+		})
+	}
+	// The same holds for a webhook that cannot be reached.
+	down := httptest.NewServer(http.NotFoundHandler())
+	downURL := down.URL
+	down.Close()
+	f2 := startWebhookFacade(t, downURL+"/webhook/"+id+"?"+query)
+	_, raw := rawRPCBody(t, f2.URL+"/a2a", map[string]string{"Authorization": "Bearer " + testToken, "A2A-Version": "1.0"},
+		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"q"}]}}}`)
+	assert.NotContains(t, raw, id)
+	assert.Contains(t, raw, `"failure":"unreachable"`)
+}
+
+// TestAdapterTLS: a webhook behind TLS works with Config.RootCAs, fails as
+// unreachable without, and WithHTTPClient composes with RootCAs.
+func TestAdapterTLS(t *testing.T) {
+	hook := newHook(t, true)
+	hook.srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
+	pool := x509.NewCertPool()
+	pool.AddCert(hook.srv.Certificate())
+	var used bool
+	tracing := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		used = true
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	cases := []struct {
+		name  string
+		roots *x509.CertPool
+		opts  []a2a.Option
+		want  a2apb.TaskState
+	}{
+		{"roots", pool, nil, a2apb.TaskStateCompleted},
+		{"no roots", nil, nil, a2apb.TaskStateFailed},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := startFacade(t, func(endpoint string) (*a2a.Server, error) {
+				return a2a.NewAdapter(a2a.Config{Agent: testAgent(endpoint), WebhookURL: hook.srv.URL + "/webhook/stock", RootCAs: tc.roots},
+					append([]a2a.Option{a2a.WithVerifier(testVerifier)}, tc.opts...)...)
 			})
 			c := newClient(t, f.URL, testToken)
 			res, err := c.SendMessage(context.Background(), userMessage("How many?"))
-			if err != nil {
-				t.Fatalf("SendMessage: %v", err)
-			}
+			require.NoError(t, err)
 			task := res.(*a2apb.Task)
-			if withCA {
-				if task.Status.State != a2apb.TaskStateCompleted {
-					t.Fatalf("with the bundle: state %s, message %+v", task.Status.State, task.Status.Message)
-				}
-				return
-			}
-			if task.Status.State != a2apb.TaskStateFailed || task.Status.Message.Metadata["failure"] != "unreachable" {
-				t.Fatalf("without the bundle: state %s, message %+v", task.Status.State, task.Status.Message)
+			assert.Equal(t, tc.want, task.Status.State)
+			if tc.want == a2apb.TaskStateFailed {
+				assert.Equal(t, "unreachable", task.Status.Message.Metadata["failure"])
 			}
 		})
 	}
-	// The cause without the bundle is certificate verification, not something else.
-	cfg, err := a2a.ConfigFromEnv(envFor(hook.srv.URL, "http://127.0.0.1:1/a2a", ""))
-	if err != nil {
-		t.Fatal(err)
+	// A non-*http.Transport cannot take roots: NewAdapter says so.
+	_, err := a2a.NewAdapter(a2a.Config{Agent: testAgent("http://127.0.0.1:1/a2a"), WebhookURL: hook.srv.URL, RootCAs: pool},
+		a2a.WithVerifier(testVerifier), a2a.WithHTTPClient(tracing))
+	assert.Error(t, err)
+	assert.False(t, used)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestConstructorsRefuseBadOptions(t *testing.T) {
+	agent := testAgent("http://127.0.0.1:1/a2a")
+	backend := a2a.BackendFunc(func(context.Context, a2a.Question) a2a.Outcome { return a2a.Answer("x") })
+	bad := map[string][]a2a.Option{
+		"no verifier":           nil,
+		"verifier and opt-out":  {a2a.WithVerifier(testVerifier), a2a.WithUnverifiedTokens()},
+		"nil verifier":          {a2a.WithVerifier(nil)},
+		"adapter-only option":   {a2a.WithVerifier(testVerifier), a2a.WithHTTPClient(http.DefaultClient)},
+		"zero request cap":      {a2a.WithVerifier(testVerifier), a2a.WithMaxRequestBytes(0)},
+		"negative timeout":      {a2a.WithVerifier(testVerifier), a2a.WithAnswerTimeout(-1)},
+		"nil store":             {a2a.WithVerifier(testVerifier), a2a.WithTaskStore(nil)},
+		"nil option in the mix": {a2a.WithVerifier(testVerifier), nil},
 	}
-	w, err := a2a.NewWebhook(cfg.WebhookURL)
-	if err != nil {
-		t.Fatal(err)
+	for name, opts := range bad {
+		_, err := a2a.NewServer(agent, backend, opts...)
+		assert.Error(t, err, name)
 	}
-	out := w.Ask(context.Background(), question())
-	var unknownCA x509.UnknownAuthorityError
-	var verify *tls.CertificateVerificationError
-	if !errors.As(out.Err, &unknownCA) && !errors.As(out.Err, &verify) {
-		t.Fatalf("cause = %v, want a certificate verification error", out.Err)
+	_, err := a2a.NewServer(agent, backend, a2a.WithUnverifiedTokens())
+	assert.NoError(t, err, "the explicit opt-out builds")
+
+	store, err := a2a.NewMemoryStore(10, 60e9)
+	require.NoError(t, err)
+	for name, cfg := range map[string]a2a.Config{
+		"no webhook":           {Agent: agent},
+		"webhook with secrets": {Agent: agent, WebhookURL: "https://user:pw@hooks.example/x"},
+		"store and bounds":     {Agent: agent, WebhookURL: "https://hooks.example/x", MaxTasks: 5},
+		"negative timeout":     {Agent: agent, WebhookURL: "https://hooks.example/x", WebhookTimeout: -1},
+	} {
+		_, err := a2a.NewAdapter(cfg, a2a.WithVerifier(testVerifier), a2a.WithTaskStore(store))
+		if assert.Error(t, err, name) {
+			assert.NotContains(t, err.Error(), "pw", name)
+		}
 	}
-	if len(hook.recorded()) != 1 {
-		t.Fatalf("webhook calls = %d, want only the one with the bundle", len(hook.recorded()))
+	_, err = a2a.NewAdapter(a2a.Config{Agent: agent, WebhookURL: "https://hooks.example/x"})
+	assert.Error(t, err, "NewAdapter needs a verifier too")
+	_, err = a2a.NewAdapter(a2a.Config{Agent: agent, WebhookURL: "https://hooks.example/x"},
+		a2a.WithVerifier(testVerifier), a2a.WithHTTPClient(http.DefaultClient))
+	assert.NoError(t, err)
+	for _, n := range []int{0, -1} {
+		_, err := a2a.NewMemoryStore(n, 60e9)
+		assert.Error(t, err)
+		_, err = a2a.NewMemoryStore(10, time.Duration(n))
+		assert.Error(t, err)
 	}
 }

@@ -95,11 +95,14 @@ type Item struct {
 }
 
 // Effect performs the approved operation inside Apply's transaction. It
-// must do its database work through tx, so that its rows commit or roll
-// back together with the item and the completion; it must neither commit
-// nor roll back tx. It runs while the store holds SQLite's write lock, so it
-// should be short and must not write through another connection to the same
-// file (that would wait for the lock Apply holds). An effect that reaches
+// must do its database work through tx, so that its rows (in the caller's
+// own tables, in the store's file or, with OpenDB, in the caller's
+// database) commit or roll back together with the item and the
+// completion; it must neither commit nor roll back tx. It runs while the
+// store holds SQLite's write lock (on PostgreSQL, the operation's row lock),
+// so it should be short and must not write through another connection to
+// the same file (that would wait for the lock Apply holds). Its SQL with
+// $1, $2 placeholders runs on both backends. An effect that reaches
 // outside the database (an HTTP call, a message) is not covered by the
 // transaction: it may run again if the process dies between the effect and
 // the commit, so such an effect must itself be idempotent, keyed on

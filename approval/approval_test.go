@@ -11,7 +11,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // reorderedDraft marshals to the same JSON object as testDraft, with its
@@ -372,7 +376,7 @@ func TestApply(t *testing.T) {
 		{name: "effect tampers with the store", verdict: Approve, wantStatus: StatusApproved, effect: func(calls *int) Effect {
 			return func(ctx context.Context, tx *sql.Tx, item Item) error {
 				*calls++
-				_, err := tx.ExecContext(ctx, `UPDATE operations SET draft = '{}' WHERE operation_id = ?`, item.OperationID)
+				_, err := tx.ExecContext(ctx, `UPDATE candor_approval_operations SET draft = '{}' WHERE operation_id = ?`, item.OperationID)
 				return err
 			}
 		}, want: ErrEffectFailed},
@@ -428,7 +432,7 @@ func TestApply(t *testing.T) {
 				t.Fatalf("stored status %s, want %s", stored.Status, tc.wantStatus)
 			}
 			var items, mine int
-			if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM items), (SELECT count(*) FROM mine)`).Scan(&items, &mine); err != nil {
+			if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM candor_approval_items), (SELECT count(*) FROM mine)`).Scan(&items, &mine); err != nil {
 				t.Fatal(err)
 			}
 			if tc.wantStatus != StatusCompleted {
@@ -447,7 +451,7 @@ func TestApply(t *testing.T) {
 				t.Fatalf("Apply = %+v, stored %+v, %d items, %d effect rows, %d calls", st, stored, items, mine, calls)
 			}
 			var itemDraft []byte
-			if err := s.db.QueryRowContext(ctx, `SELECT draft FROM items WHERE id = ?`, st.ItemID).Scan(&itemDraft); err != nil {
+			if err := s.db.QueryRowContext(ctx, `SELECT draft FROM candor_approval_items WHERE id = ?`, st.ItemID).Scan(&itemDraft); err != nil {
 				t.Fatal(err)
 			}
 			if string(itemDraft) != string(reg.Draft) {
@@ -516,7 +520,7 @@ func TestApplyEffectEndsTransaction(t *testing.T) {
 				t.Fatalf("Read = %+v, %v; want %s", st, err, tc.wantStatus)
 			}
 			var items int
-			if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM items`).Scan(&items); err != nil {
+			if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM candor_approval_items`).Scan(&items); err != nil {
 				t.Fatal(err)
 			}
 			if (items == 1) != (st.Status == StatusCompleted) || items > 1 {
@@ -575,37 +579,37 @@ func TestAppendOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused := []string{
-		`DELETE FROM operations WHERE operation_id = 'w'`,
-		`DELETE FROM items`,
-		`DELETE FROM receipts`,
-		`UPDATE operations SET draft = '{}' WHERE operation_id = 'w'`,
-		`UPDATE operations SET created_at = 1 WHERE operation_id = 'w'`,
-		`UPDATE operations SET operation_id = 'w2' WHERE operation_id = 'w'`,
-		`UPDATE operations SET seq = 99 WHERE operation_id = 'w'`,
-		`UPDATE operations SET status = 'approved' WHERE operation_id = 'w'`,
-		`UPDATE operations SET status = 'rejected', verdict = 'approve', comment = '', decided_by = 'x', decided_at = 1 WHERE operation_id = 'w'`,
-		`UPDATE operations SET status = 'completed', verdict = 'approve', comment = '', decided_by = 'x', decided_at = 1, completed_at = 1 WHERE operation_id = 'w'`,
-		`UPDATE operations SET status = 'waiting', verdict = NULL, comment = NULL, decided_by = NULL, decided_at = NULL WHERE operation_id = 'a'`,
-		`UPDATE operations SET status = 'rejected', verdict = 'reject' WHERE operation_id = 'a'`,
-		`UPDATE operations SET comment = 'edited' WHERE operation_id = 'a'`,
-		`UPDATE operations SET decided_by = 'mallory' WHERE operation_id = 'c'`,
-		`UPDATE operations SET status = 'approved', verdict = 'approve' WHERE operation_id = 'r'`,
-		`UPDATE operations SET status = 'completed', completed_at = NULL WHERE operation_id = 'a'`,
-		`UPDATE operations SET status = 'completed' WHERE operation_id = 'a'`,
-		`UPDATE operations SET status = 'approved', completed_at = NULL WHERE operation_id = 'c'`,
-		`UPDATE operations SET completed_at = 2 WHERE operation_id = 'c'`,
-		`UPDATE items SET draft = '{}'`,
-		`INSERT INTO operations (operation_id, draft, status, created_at) VALUES ('x', '{}', 'approved', 1)`,
-		`INSERT INTO operations (operation_id, draft, status, created_at, verdict, comment, decided_by, decided_at) VALUES ('x', '{}', 'waiting', 1, 'approve', '', 'y', 1)`,
-		`INSERT INTO operations (operation_id, draft, status, created_at) VALUES ('x', '{}', 'done', 1)`,
-		`INSERT INTO items (operation_id, id, draft, created_at) SELECT operation_id, seq, draft, 1 FROM operations WHERE operation_id = 'a'`,
-		`INSERT INTO items (operation_id, id, draft, created_at) SELECT operation_id, seq, draft, 1 FROM operations WHERE operation_id = 'w'`,
-		`INSERT INTO items (operation_id, id, draft, created_at) SELECT operation_id, seq, draft, 1 FROM operations WHERE operation_id = 'r'`,
-		`INSERT INTO items (operation_id, id, draft, created_at) SELECT operation_id, seq, '{"forged":true}', 1 FROM operations WHERE operation_id = 'a'`,
-		`INSERT INTO items (operation_id, id, draft, created_at) SELECT operation_id, seq + 100, draft, 1 FROM operations WHERE operation_id = 'a'`,
-		`INSERT INTO items (operation_id, id, draft, created_at) VALUES ('nope', 1000, '{}', 1)`,
-		`INSERT INTO items (operation_id, id, draft, created_at) SELECT operation_id, seq, draft, 1 FROM operations WHERE operation_id = 'c'`,
-		`INSERT INTO receipts (operation_id, graph_version, session_id, checkpoint_id, request_id, issued_at) VALUES ('nope', 'g', 's', 'c', 'r', 1)`,
+		`DELETE FROM candor_approval_operations WHERE operation_id = 'w'`,
+		`DELETE FROM candor_approval_items`,
+		`DELETE FROM candor_approval_receipts`,
+		`UPDATE candor_approval_operations SET draft = '{}' WHERE operation_id = 'w'`,
+		`UPDATE candor_approval_operations SET created_at = 1 WHERE operation_id = 'w'`,
+		`UPDATE candor_approval_operations SET operation_id = 'w2' WHERE operation_id = 'w'`,
+		`UPDATE candor_approval_operations SET seq = 99 WHERE operation_id = 'w'`,
+		`UPDATE candor_approval_operations SET status = 'approved' WHERE operation_id = 'w'`,
+		`UPDATE candor_approval_operations SET status = 'rejected', verdict = 'approve', comment = '', decided_by = 'x', decided_at = 1 WHERE operation_id = 'w'`,
+		`UPDATE candor_approval_operations SET status = 'completed', verdict = 'approve', comment = '', decided_by = 'x', decided_at = 1, completed_at = 1 WHERE operation_id = 'w'`,
+		`UPDATE candor_approval_operations SET status = 'waiting', verdict = NULL, comment = NULL, decided_by = NULL, decided_at = NULL WHERE operation_id = 'a'`,
+		`UPDATE candor_approval_operations SET status = 'rejected', verdict = 'reject' WHERE operation_id = 'a'`,
+		`UPDATE candor_approval_operations SET comment = 'edited' WHERE operation_id = 'a'`,
+		`UPDATE candor_approval_operations SET decided_by = 'mallory' WHERE operation_id = 'c'`,
+		`UPDATE candor_approval_operations SET status = 'approved', verdict = 'approve' WHERE operation_id = 'r'`,
+		`UPDATE candor_approval_operations SET status = 'completed', completed_at = NULL WHERE operation_id = 'a'`,
+		`UPDATE candor_approval_operations SET status = 'completed' WHERE operation_id = 'a'`,
+		`UPDATE candor_approval_operations SET status = 'approved', completed_at = NULL WHERE operation_id = 'c'`,
+		`UPDATE candor_approval_operations SET completed_at = 2 WHERE operation_id = 'c'`,
+		`UPDATE candor_approval_items SET draft = '{}'`,
+		`INSERT INTO candor_approval_operations (operation_id, draft, status, created_at) VALUES ('x', '{}', 'approved', 1)`,
+		`INSERT INTO candor_approval_operations (operation_id, draft, status, created_at, verdict, comment, decided_by, decided_at) VALUES ('x', '{}', 'waiting', 1, 'approve', '', 'y', 1)`,
+		`INSERT INTO candor_approval_operations (operation_id, draft, status, created_at) VALUES ('x', '{}', 'done', 1)`,
+		`INSERT INTO candor_approval_items (operation_id, id, draft, created_at) SELECT operation_id, seq, draft, 1 FROM candor_approval_operations WHERE operation_id = 'a'`,
+		`INSERT INTO candor_approval_items (operation_id, id, draft, created_at) SELECT operation_id, seq, draft, 1 FROM candor_approval_operations WHERE operation_id = 'w'`,
+		`INSERT INTO candor_approval_items (operation_id, id, draft, created_at) SELECT operation_id, seq, draft, 1 FROM candor_approval_operations WHERE operation_id = 'r'`,
+		`INSERT INTO candor_approval_items (operation_id, id, draft, created_at) SELECT operation_id, seq, '{"forged":true}', 1 FROM candor_approval_operations WHERE operation_id = 'a'`,
+		`INSERT INTO candor_approval_items (operation_id, id, draft, created_at) SELECT operation_id, seq + 100, draft, 1 FROM candor_approval_operations WHERE operation_id = 'a'`,
+		`INSERT INTO candor_approval_items (operation_id, id, draft, created_at) VALUES ('nope', 1000, '{}', 1)`,
+		`INSERT INTO candor_approval_items (operation_id, id, draft, created_at) SELECT operation_id, seq, draft, 1 FROM candor_approval_operations WHERE operation_id = 'c'`,
+		`INSERT INTO candor_approval_receipts (operation_id, graph_version, session_id, checkpoint_id, request_id, issued_at) VALUES ('nope', 'g', 's', 'c', 'r', 1)`,
 	}
 	before, err := s.List(ctx, Filter{})
 	if err != nil {
@@ -632,15 +636,15 @@ func TestAppendOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
-		`UPDATE operations SET status = 'completed', completed_at = 1 WHERE operation_id = 'a'`,
-		`UPDATE operations SET status = 'approved', verdict = 'approve', comment = '', decided_by = 'x', decided_at = 1 WHERE operation_id = 'w'`,
+		`UPDATE candor_approval_operations SET status = 'completed', completed_at = 1 WHERE operation_id = 'a'`,
+		`UPDATE candor_approval_operations SET status = 'approved', verdict = 'approve', comment = '', decided_by = 'x', decided_at = 1 WHERE operation_id = 'w'`,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			t.Errorf("well-formed %s refused: %v", q, err)
 		}
 	}
 	var itemOK int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM items i JOIN operations o USING (operation_id)
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM candor_approval_items i JOIN candor_approval_operations o USING (operation_id)
 		WHERE i.operation_id = 'a' AND i.draft = o.draft AND i.id = o.seq AND i.created_at = 1`).Scan(&itemOK); err != nil || itemOK != 1 {
 		t.Errorf("completing 'a' inserted %d matching items (%v), want 1", itemOK, err)
 	}
@@ -666,8 +670,8 @@ func TestTrustBoundary(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
-		`DROP TRIGGER operations_transition`,
-		`UPDATE operations SET status = 'completed', verdict = 'approve', comment = '', decided_by = 'x', decided_at = 1,
+		`DROP TRIGGER candor_approval_operations_transition`,
+		`UPDATE candor_approval_operations SET status = 'completed', verdict = 'approve', comment = '', decided_by = 'x', decided_at = 1,
 			completed_at = 1 WHERE operation_id = 'op'`,
 	} {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
@@ -910,7 +914,7 @@ func TestCloseConcurrently(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &Store{db: db, closed: make(chan struct{}), writer: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}}
+		c := &Store{db: db, ownsDB: true, closed: make(chan struct{}), writer: make(chan struct{}, 1), stmts: map[string]*sql.Stmt{}}
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		for range 3 {
@@ -947,19 +951,31 @@ func TestWriteHonoursContext(t *testing.T) {
 	}
 }
 
+// TestClock: times are the clock's, stored in UTC with nanosecond
+// precision. In a synctest bubble the clock is the bubble's, so the test
+// knows every time the store records.
 func TestClock(t *testing.T) {
-	ctx := context.Background()
-	at := time.Date(2030, 1, 2, 3, 4, 5, 6, time.FixedZone("X", 3600))
-	s := newStore(t, WithClock(func() time.Time { return at }))
-	st, err := s.Register(ctx, Ticket{OperationID: "op", Draft: testDraft{Title: "t", Quantity: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !st.CreatedAt.Equal(at) || st.CreatedAt.Location() != time.UTC {
-		t.Fatalf("CreatedAt %v, want %v in UTC", st.CreatedAt, at)
-	}
-	got, err := s.Read(ctx, "op")
-	if err != nil || !got.CreatedAt.Equal(at) {
-		t.Fatalf("Read CreatedAt %v, %v", got.CreatedAt, err)
-	}
+	path := filepath.Join(t.TempDir(), "clock.db")
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		start := time.Now()
+		s := openTest(t, path)
+		defer s.Close()
+		st, err := s.Register(ctx, Ticket{OperationID: "op", Draft: testDraft{Title: "t", Quantity: 1}})
+		require.NoError(t, err)
+		assert.True(t, st.CreatedAt.Equal(start), "CreatedAt %v, want %v", st.CreatedAt, start)
+		assert.Equal(t, time.UTC, st.CreatedAt.Location())
+		time.Sleep(90 * time.Minute)
+		d, err := s.Decide(ctx, Decision{OperationID: "op", Verdict: Approve, DecidedBy: "a"})
+		require.NoError(t, err)
+		assert.Equal(t, 90*time.Minute, d.DecidedAt.Sub(start))
+		time.Sleep(time.Nanosecond)
+		c, err := s.Apply(ctx, "op", nil)
+		require.NoError(t, err)
+		assert.Equal(t, 90*time.Minute+time.Nanosecond, c.CompletedAt.Sub(start))
+		got, err := s.Read(ctx, "op")
+		require.NoError(t, err)
+		assert.Equal(t, c.CreatedAt, got.CreatedAt)
+		assert.Equal(t, c.CompletedAt, got.CompletedAt)
+	})
 }

@@ -52,12 +52,41 @@ var (
 	// this package; migrations are forward-only, so it is not touched.
 	ErrSchemaTooNew = errors.New("approval: database schema is newer than this package")
 	// ErrSchemaAltered: a migration recorded in the database differs from
-	// the one this package ships (its checksum does not match).
+	// the one this package ships (its checksum does not match), or one is
+	// missing below a recorded one.
 	ErrSchemaAltered = errors.New("approval: recorded migration differs from this package's")
+	// ErrSchemaTooOld: a read-only open found a store that needs a
+	// migration it cannot run; open it read-write once.
+	ErrSchemaTooOld = errors.New("approval: database schema needs a migration")
+	// ErrNoStore: the file or database holds no approval store: an empty
+	// file (a store truncated to 0 bytes looks like this), a database
+	// without the store's tables, another application's file. Open refuses
+	// it untouched rather than start a new, empty store in its place,
+	// which would let an operation id already bound be bound again.
+	ErrNoStore = errors.New("approval: no approval store there")
+	// ErrCorrupt: SQLite reports the file damaged (PRAGMA quick_check at
+	// Open, or SQLITE_CORRUPT / SQLITE_NOTADB later). The error is a
+	// *CorruptError.
+	ErrCorrupt = errors.New("approval: database file is corrupt")
+	// ErrReadOnly: a write on a store opened WithReadOnly, or a read-write
+	// open of a file or directory the process may not write.
+	ErrReadOnly = errors.New("approval: store is read-only")
+	// ErrSettings: the database's connection settings break a guarantee
+	// of the store (OpenDB over a database opened without WAL,
+	// synchronous=FULL, foreign keys or a busy timeout). The error names
+	// the setting and the value found.
+	ErrSettings = errors.New("approval: database settings break the store's guarantees")
 	// ErrInconsistent: a stored row is in a shape the store never writes
 	// (for example Completed without an item): the file was changed from
 	// outside the store. It is reported, never read as a state.
 	ErrInconsistent = errors.New("approval: stored operation is inconsistent")
+	// ErrUnavailable: the database server (PostgreSQL) could not be
+	// reached, or the connection broke during the call. A read failed; a
+	// write may or may not have committed (the answer was lost): read the
+	// operation again, or repeat the call, which is safe (Register and
+	// Decide are idempotent, Apply applies at most once). Nothing is ever
+	// reported done that did not commit.
+	ErrUnavailable = errors.New("approval: database unavailable")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("approval: store closed")
 )
@@ -166,3 +195,46 @@ func (e *GraphVersionError) Error() string {
 
 // Is reports a match with ErrGraphVersionMismatch.
 func (e *GraphVersionError) Is(target error) bool { return target == ErrGraphVersionMismatch }
+
+// OpenError reports why Open or OpenDB refused a database: the file, the
+// cause (which matches a sentinel through Unwrap) and what to do about it.
+type OpenError struct {
+	// Path is the database file (for OpenDB, the main file of the
+	// caller's database, as SQLite names it; on PostgreSQL, the database
+	// and the schema).
+	Path string
+	// Err is the cause.
+	Err error
+	// Remedy says what the operator can do; it may be empty.
+	Remedy string
+}
+
+func (e *OpenError) Error() string {
+	msg := fmt.Sprintf("approval: open %s: %s", e.Path, strings.TrimPrefix(e.Err.Error(), "approval: "))
+	if e.Remedy != "" {
+		msg += " (" + e.Remedy + ")"
+	}
+	return msg
+}
+
+// Unwrap returns the cause.
+func (e *OpenError) Unwrap() error { return e.Err }
+
+// CorruptError reports a database file that SQLite finds damaged.
+type CorruptError struct {
+	// Problems are the lines PRAGMA quick_check reported (at most 10), or
+	// the SQLite error met while reading.
+	Problems []string
+	// Err is the SQLite error, when there is one.
+	Err error
+}
+
+func (e *CorruptError) Error() string {
+	return "approval: database file is corrupt: " + strings.Join(e.Problems, "; ")
+}
+
+// Is reports a match with ErrCorrupt.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// Unwrap returns the SQLite error, if any.
+func (e *CorruptError) Unwrap() error { return e.Err }

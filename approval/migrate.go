@@ -2,209 +2,172 @@ package approval
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"time"
+	"strings"
+
+	"github.com/candorkit/candor/internal/sqlitex"
 )
 
-// migration is one forward-only schema step. Once released, a migration's
-// SQL never changes: Open records its checksum and refuses a database whose
-// recorded checksum differs. New behaviour is a new migration.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func (m migration) checksum() string {
-	sum := sha256.Sum256([]byte(m.sql))
-	return hex.EncodeToString(sum[:])
-}
-
-// schemaMigrations returns the schema's history, oldest first; versions
-// are 1, 2, 3, ... without gaps.
-func schemaMigrations() []migration {
-	return []migration{
-		{1, "tables", `
-CREATE TABLE operations (
-	seq          INTEGER PRIMARY KEY,
-	operation_id TEXT    NOT NULL UNIQUE,
-	draft        BLOB    NOT NULL,
-	status       TEXT    NOT NULL,
-	created_at   INTEGER NOT NULL,
-	verdict      TEXT,
-	comment      TEXT,
-	decided_by   TEXT,
-	decided_at   INTEGER,
-	completed_at INTEGER,
-	CHECK (CASE status
-		WHEN 'waiting'   THEN verdict IS NULL AND completed_at IS NULL
-		WHEN 'approved'  THEN verdict IS 'approve' AND completed_at IS NULL
-		WHEN 'rejected'  THEN verdict IS 'reject' AND completed_at IS NULL
-		WHEN 'completed' THEN verdict IS 'approve' AND completed_at IS NOT NULL
-		ELSE 0 END),
-	CHECK ((verdict IS NULL) = (comment IS NULL) AND (verdict IS NULL) = (decided_by IS NULL) AND
-		(verdict IS NULL) = (decided_at IS NULL))
-);
-CREATE TABLE items (
-	operation_id TEXT    NOT NULL PRIMARY KEY REFERENCES operations (operation_id),
-	id           INTEGER NOT NULL,
-	draft        BLOB    NOT NULL,
-	created_at   INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE receipts (
-	operation_id  TEXT    NOT NULL REFERENCES operations (operation_id),
-	graph_version TEXT    NOT NULL,
-	session_id    TEXT    NOT NULL,
-	checkpoint_id TEXT    NOT NULL,
-	request_id    TEXT    NOT NULL,
-	issued_at     INTEGER NOT NULL,
-	PRIMARY KEY (operation_id, graph_version, session_id, checkpoint_id, request_id)
-) WITHOUT ROWID;
-`},
-		{2, "append-only triggers", `
-CREATE TRIGGER operations_insert BEFORE INSERT ON operations
-WHEN NEW.status <> 'waiting'
-BEGIN SELECT RAISE(ABORT, 'approval: an operation is registered as waiting'); END;
-
-CREATE TRIGGER operations_transition BEFORE UPDATE ON operations
-WHEN NOT (
-	NEW.seq IS OLD.seq AND NEW.operation_id IS OLD.operation_id AND
-	NEW.draft IS OLD.draft AND NEW.created_at IS OLD.created_at AND (
-		(OLD.status = 'waiting' AND NEW.status IN ('approved', 'rejected'))
-		OR
-		(OLD.status = 'approved' AND NEW.status = 'completed' AND
-			NEW.verdict IS OLD.verdict AND NEW.comment IS OLD.comment AND
-			NEW.decided_by IS OLD.decided_by AND NEW.decided_at IS OLD.decided_at AND
-			EXISTS (SELECT 1 FROM items i WHERE i.operation_id = NEW.operation_id))))
-BEGIN SELECT RAISE(ABORT, 'approval: operations change only by a permitted status transition'); END;
-
-CREATE TRIGGER operations_no_delete BEFORE DELETE ON operations
-BEGIN SELECT RAISE(ABORT, 'approval: operations are never deleted'); END;
-
-CREATE TRIGGER items_insert BEFORE INSERT ON items
-WHEN NOT EXISTS (SELECT 1 FROM operations o
-	WHERE o.operation_id = NEW.operation_id AND o.status = 'approved' AND o.draft IS NEW.draft AND o.seq IS NEW.id)
-BEGIN SELECT RAISE(ABORT, 'approval: an item is the persisted draft of an approved operation'); END;
-
-CREATE TRIGGER items_no_update BEFORE UPDATE ON items
-BEGIN SELECT RAISE(ABORT, 'approval: items are immutable'); END;
-
-CREATE TRIGGER items_no_delete BEFORE DELETE ON items
-BEGIN SELECT RAISE(ABORT, 'approval: items are never deleted'); END;
-
-CREATE TRIGGER receipts_no_update BEFORE UPDATE ON receipts
-BEGIN SELECT RAISE(ABORT, 'approval: receipts are immutable'); END;
-
-CREATE TRIGGER receipts_no_delete BEFORE DELETE ON receipts
-BEGIN SELECT RAISE(ABORT, 'approval: receipts are never deleted'); END;
-`},
-		{3, "list by status index", `
-CREATE INDEX operations_by_status ON operations (status, seq);
-`},
-		// Version 4 makes Apply one statement. No query ever used
-		// operations_by_status (List walks seq, the primary key), yet every
-		// Register, Decide and Apply paid for keeping it up to date. The
-		// move Approved→Completed now inserts the item itself, from the
-		// row's own draft, in the same statement; an item can no longer be
-		// inserted on its own, so an item exists exactly when its operation
-		// is Completed. (Every completion sets completed_at, which the CHECK
-		// requires, so the trigger watches that column and stays out of
-		// Decide's way.)
-		{4, "completion inserts the item; drop the unused status index", `
-DROP INDEX operations_by_status;
-
-DROP TRIGGER operations_transition;
-CREATE TRIGGER operations_transition BEFORE UPDATE ON operations
-WHEN NOT (
-	NEW.seq IS OLD.seq AND NEW.operation_id IS OLD.operation_id AND
-	NEW.draft IS OLD.draft AND NEW.created_at IS OLD.created_at AND (
-		(OLD.status = 'waiting' AND NEW.status IN ('approved', 'rejected'))
-		OR
-		(OLD.status = 'approved' AND NEW.status = 'completed' AND
-			NEW.verdict IS OLD.verdict AND NEW.comment IS OLD.comment AND
-			NEW.decided_by IS OLD.decided_by AND NEW.decided_at IS OLD.decided_at)))
-BEGIN SELECT RAISE(ABORT, 'approval: operations change only by a permitted status transition'); END;
-
-CREATE TRIGGER operations_complete AFTER UPDATE OF completed_at ON operations
-WHEN OLD.status = 'approved' AND NEW.status = 'completed'
-BEGIN
-	INSERT INTO items (operation_id, id, draft, created_at)
-	VALUES (NEW.operation_id, NEW.seq, NEW.draft, NEW.completed_at);
-END;
-
-DROP TRIGGER items_insert;
-CREATE TRIGGER items_insert BEFORE INSERT ON items
-WHEN NOT EXISTS (SELECT 1 FROM operations o
-	WHERE o.operation_id = NEW.operation_id AND o.status = 'completed' AND o.draft IS NEW.draft
-	AND o.seq IS NEW.id AND o.completed_at IS NEW.created_at)
-BEGIN SELECT RAISE(ABORT, 'approval: an item is the persisted draft of the operation its completion inserts'); END;
-`},
+func sqlMigrations() []sqlitex.Migration {
+	ms := schemaMigrations()
+	out := make([]sqlitex.Migration, len(ms))
+	for i, m := range ms {
+		out[i] = sqlitex.Migration{Version: m.version, Name: m.name, SQL: m.sql}
 	}
+	return out
 }
 
-// migrate brings the schema to the last of ms inside tx, which the caller
-// opened with BEGIN IMMEDIATE, so concurrent openers apply each step once.
-func migrate(ctx context.Context, tx *sql.Tx, ms []migration, now time.Time) error {
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-	version    INTEGER PRIMARY KEY,
-	name       TEXT    NOT NULL,
-	checksum   TEXT    NOT NULL,
-	applied_at INTEGER NOT NULL
-)`); err != nil {
+// migrate brings db's store tables to the current version.
+func migrate(ctx context.Context, db *sql.DB) error {
+	return migrationErr(sqlitex.Migrate(ctx, db, TableMigrations, sqlMigrations()))
+}
+
+// migrationErr gives a refusal of the migrator the store's sentinel.
+func migrationErr(err error) error {
+	msg := func() string {
+		if err == nil {
+			return ""
+		}
+		return strings.TrimPrefix(err.Error(), "sqlitex: ")
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sqlitex.ErrSchemaTooNew):
+		return fmt.Errorf("%w: %s", ErrSchemaTooNew, msg())
+	case errors.Is(err, sqlitex.ErrSchemaAltered):
+		return fmt.Errorf("%w: %s", ErrSchemaAltered, msg())
+	case sqlitex.IsCorrupt(err):
+		return corrupt(err)
+	}
+	return fmt.Errorf("approval: migrate: %w", err)
+}
+
+// corrupt turns the damage sqlitex reports into a *CorruptError.
+func corrupt(err error) error {
+	var sce *sqlitex.CorruptError
+	if !errors.As(err, &sce) {
+		if sqlitex.IsCorrupt(err) {
+			return &CorruptError{Problems: []string{err.Error()}, Err: err}
+		}
 		return err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT version, checksum FROM schema_migrations ORDER BY version`)
+	ce := &CorruptError{Problems: sce.Problems, Err: sce.Err}
+	if len(ce.Problems) == 0 && sce.Err != nil {
+		ce.Problems = []string{sce.Err.Error()}
+	}
+	return ce
+}
+
+// checkCurrent confirms, without writing, that the recorded migrations
+// are exactly this package's: a read-only store cannot migrate.
+func (s *Store) checkCurrent(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, qMigrations)
 	if err != nil {
-		return err
+		return s.dbErr(err)
 	}
-	applied := map[int]string{}
-	highest := 0
+	defer rows.Close()
+	ms := sqlMigrations()
+	n := 0
 	for rows.Next() {
 		var v int
 		var sum string
 		if err := rows.Scan(&v, &sum); err != nil {
-			rows.Close()
+			return s.dbErr(err)
+		}
+		n++
+		switch {
+		case v > len(ms):
+			return fmt.Errorf("%w: the database is at version %d, this package knows %d", ErrSchemaTooNew, v, len(ms))
+		case v != n:
+			return fmt.Errorf("%w: version %d is missing", ErrSchemaAltered, n)
+		case sum != ms[v-1].Checksum():
+			return fmt.Errorf("%w: version %d (%s) recorded with checksum %s, the package has %s",
+				ErrSchemaAltered, v, ms[v-1].Name, sum, ms[v-1].Checksum())
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.dbErr(err)
+	}
+	if n < len(ms) {
+		return fmt.Errorf("%w: the database is at version %d, this package is at %d", ErrSchemaTooOld, n, len(ms))
+	}
+	return nil
+}
+
+// adoptLegacy moves a store from before the candor_approval_ prefix into
+// the staging tables of version 1, in one BEGIN IMMEDIATE transaction, once
+// its recorded history is confirmed to be this package's: Migrate then
+// gives the tables their names. A crash leaves the legacy store or the
+// staged one, both of which Open recognises.
+func (s *Store) adoptLegacy(ctx context.Context) (err error) {
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("approval: connect: %w", err)
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("approval: adopt the legacy schema: begin: %w", err)
+	}
+	committed := false
+	defer func() {
+		if committed {
+			return
+		}
+		if _, rerr := c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("approval: rollback: %w", rerr))
+		}
+	}()
+	var l layout
+	if err := c.QueryRowContext(ctx, qIdentify).Scan(&l.appID, &l.migrations, &l.staged, &l.legacy); err != nil {
+		return err
+	}
+	if !l.legacy || l.migrations || l.staged {
+		return nil // another opener adopted it meanwhile
+	}
+	if err := checkLegacyHistory(ctx, c); err != nil {
+		return err
+	}
+	if _, err := c.ExecContext(ctx, v1Tables+adoptLegacySQL); err != nil {
+		return fmt.Errorf("approval: adopt the legacy schema: %w", err)
+	}
+	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("approval: adopt the legacy schema: commit: %w", err)
+	}
+	committed = true
+	return nil
+}
+
+func checkLegacyHistory(ctx context.Context, c *sql.Conn) error {
+	rows, err := c.QueryContext(ctx, qLegacyHistory)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var v int
+		var sum string
+		if err := rows.Scan(&v, &sum); err != nil {
 			return err
 		}
-		applied[v] = sum
-		highest = max(highest, v)
-	}
-	if err := rows.Close(); err != nil {
-		return err
+		n++
+		switch {
+		case v >= len(legacyChecksums):
+			return fmt.Errorf("%w: the legacy schema_migrations records version %d, unknown to this package", ErrSchemaTooNew, v)
+		case v != n:
+			return fmt.Errorf("%w: legacy version %d is missing", ErrSchemaAltered, n)
+		case sum != legacyChecksums[v]:
+			return fmt.Errorf("%w: legacy version %d recorded with checksum %s, want %s", ErrSchemaAltered, v, sum, legacyChecksums[v])
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if highest > len(ms) {
-		return fmt.Errorf("%w: database is at version %d, this package knows %d", ErrSchemaTooNew, highest, len(ms))
-	}
-	for i, m := range ms {
-		if m.version != i+1 {
-			return fmt.Errorf("approval: migration %d has version %d", i+1, m.version)
-		}
-		sum, ok := applied[m.version]
-		if ok {
-			if sum != m.checksum() {
-				return fmt.Errorf("%w: version %d (%s) recorded with checksum %s, package has %s",
-					ErrSchemaAltered, m.version, m.name, sum, m.checksum())
-			}
-			continue
-		}
-		if m.version <= highest {
-			return fmt.Errorf("%w: version %d (%s) is missing below recorded version %d",
-				ErrSchemaAltered, m.version, m.name, highest)
-		}
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
-		}
-		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)`,
-			m.version, m.name, m.checksum(), now.UTC().UnixNano()); err != nil {
-			return err
-		}
+	if n == 0 {
+		return fmt.Errorf("%w: the legacy schema_migrations table is empty", ErrSchemaAltered)
 	}
 	return nil
 }

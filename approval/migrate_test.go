@@ -3,11 +3,17 @@ package approval
 import (
 	"context"
 	"database/sql"
-	"errors"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/candorkit/candor/internal/sqlitex"
 )
 
 func TestOpenSettings(t *testing.T) {
@@ -23,80 +29,26 @@ func TestOpenSettings(t *testing.T) {
 		{"foreign_keys", "1"},
 		{"busy_timeout", "1500"},
 		{"synchronous", "2"}, // FULL
+		{"application_id", strconv.Itoa(int(applicationID))},
 	}
 	for _, c := range checks {
 		var got string
-		if err := s.db.QueryRowContext(ctx, "PRAGMA "+c.pragma).Scan(&got); err != nil {
-			t.Fatal(err)
-		}
-		if got != c.want {
-			t.Errorf("PRAGMA %s = %s, want %s", c.pragma, got, c.want)
-		}
+		require.NoError(t, s.db.QueryRowContext(ctx, "PRAGMA "+c.pragma).Scan(&got))
+		assert.Equal(t, c.want, got, "PRAGMA %s", c.pragma)
 	}
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 	// Every transaction begins IMMEDIATE: an open, empty transaction on the
 	// store already holds the write lock, so another writer cannot start.
 	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer tx.Rollback()
-	other, err := sql.Open("sqlite", path+"?_busy_timeout=1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	other, err := sql.Open("sqlite", sqlitex.DSN(path, sqlitex.DSNOptions{BusyTimeout: time.Millisecond}))
+	require.NoError(t, err)
 	defer other.Close()
 	_, err = other.ExecContext(ctx, "BEGIN IMMEDIATE")
-	if !surfacedBusy(err) {
-		t.Fatalf("a second writer began while the store's empty transaction was open: %v", err)
-	}
-}
-
-// TestCheckSettings: Open reads the settings back instead of trusting the
-// DSN, so a connection that is less durable or less strict than the store
-// promises is refused.
-func TestCheckSettings(t *testing.T) {
-	ctx := context.Background()
-	const busy = 2 * time.Second
-	tests := []struct {
-		name  string
-		query string // DSN parameters
-		want  string // the setting the error names; "" for none
-	}{
-		{"as the store opens it", "_busy_timeout=2000&_foreign_keys=1&_synchronous=FULL", ""},
-		{"synchronous NORMAL", "_busy_timeout=2000&_foreign_keys=1&_synchronous=NORMAL", "synchronous"},
-		{"synchronous OFF", "_busy_timeout=2000&_foreign_keys=1&_synchronous=OFF", "synchronous"},
-		{"foreign keys off", "_busy_timeout=2000&_foreign_keys=0&_synchronous=FULL", "foreign_keys"},
-		{"other busy timeout", "_busy_timeout=5&_foreign_keys=1&_synchronous=FULL", "busy_timeout"},
-		{"rollback journal", "_busy_timeout=2000&_foreign_keys=1&_synchronous=FULL&_journal_mode=DELETE", "journal_mode"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "s.db")
-			if tc.want != "journal_mode" {
-				wal, err := sql.Open("sqlite", path+"?_journal_mode=WAL")
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := wal.PingContext(ctx); err != nil {
-					t.Fatal(err)
-				}
-				wal.Close()
-			}
-			db, err := sql.Open("sqlite", path+"?"+tc.query)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			s := &Store{db: db}
-			err = s.checkSettings(ctx, busy)
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("checkSettings refused the store's own settings: %v", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Fatalf("checkSettings = %v, want an error naming %s", err, tc.want)
-			}
-		})
-	}
+	assert.True(t, surfacedBusy(err), "a second writer began while the store's empty transaction was open: %v", err)
 }
 
 func TestOpenRefuses(t *testing.T) {
@@ -110,92 +62,111 @@ func TestOpenRefuses(t *testing.T) {
 		{"empty path", "", nil},
 		{"memory", ":memory:", nil},
 		{"URI", "file:" + filepath.Join(dir, "x.db"), nil},
-		{"query in path", filepath.Join(dir, "x.db?mode=ro"), nil},
 		{"zero busy timeout", filepath.Join(dir, "x.db"), []Option{WithBusyTimeout(0)}},
 		{"zero draft bound", filepath.Join(dir, "x.db"), []Option{WithMaxDraftBytes(0)}},
-		{"nil clock", filepath.Join(dir, "x.db"), []Option{WithClock(nil)}},
+		{"read-only and create", filepath.Join(dir, "x.db"), []Option{WithReadOnly(), WithCreate()}},
+		{"nil option", filepath.Join(dir, "x.db"), []Option{nil}},
 		{"directory missing", filepath.Join(dir, "missing", "x.db"), nil},
+		{"a directory", dir, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := Open(ctx, tc.path, append(tc.opts, WithLogger(discardLogger()))...)
+			s, err := Open(ctx, tc.path, tc.opts...)
 			if err == nil {
 				s.Close()
 				t.Fatalf("Open(%q) succeeded", tc.path)
 			}
 		})
 	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "a refused Open left files behind")
+}
+
+// TestOpenPathsLiterally: a path is a file name, whatever it holds.
+func TestOpenPathsLiterally(t *testing.T) {
+	for _, name := range []string{"a#b.db", "a%41b.db", "a?x.db", "a b&c=d.db"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTest(t, filepath.Join(dir, name))
+			require.NoError(t, s.Close())
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			assert.Equal(t, []string{name}, names)
+		})
+	}
 }
 
 func appliedVersions(t *testing.T, db *sql.DB) []int {
 	t.Helper()
-	rows, err := db.Query(`SELECT version FROM schema_migrations ORDER BY version`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, err := db.Query(`SELECT version FROM candor_approval_migrations ORDER BY version`)
+	require.NoError(t, err)
 	defer rows.Close()
 	var vs []int
 	for rows.Next() {
 		var v int
-		if err := rows.Scan(&v); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, rows.Scan(&v))
 		vs = append(vs, v)
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, rows.Err())
 	return vs
 }
 
-// rawDB opens path with the store's settings but without migrating it.
-func rawDB(t *testing.T, path string) *sql.DB {
+// schemaObjects lists the names of the tables, indexes and triggers in db.
+func schemaObjects(t *testing.T, db *sql.DB) []string {
 	t.Helper()
-	dsn, err := dataSourceName(path, time.Second)
-	if err != nil {
-		t.Fatal(err)
+	rows, err := db.Query(`SELECT name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name`)
+	require.NoError(t, err)
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		require.NoError(t, rows.Scan(&n))
+		names = append(names, n)
 	}
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	require.NoError(t, rows.Err())
+	return names
 }
 
-func migrateTo(t *testing.T, db *sql.DB, ms []migration) {
-	t.Helper()
-	ctx := context.Background()
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
+// TestEveryObjectPrefixed: the store's tables, indexes and triggers are all
+// named candor_approval_…, and the exported table names are the tables.
+func TestEveryObjectPrefixed(t *testing.T) {
+	s := newStore(t)
+	objs := schemaObjects(t, s.db)
+	require.NotEmpty(t, objs)
+	for _, n := range objs {
+		assert.True(t, strings.HasPrefix(n, "candor_approval_"), "object %s is not prefixed", n)
+		assert.NotContains(t, n, "_v1_", "staging table %s left behind", n)
 	}
-	defer tx.Rollback()
-	if err := migrate(ctx, tx, ms, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
+	for _, table := range []string{TableOperations, TableItems, TableReceipts, TableMigrations} {
+		assert.Contains(t, objs, table)
 	}
 }
 
-// TestMigrationsForward opens a database left at every earlier version,
-// with data in it, and checks that Open brings it to the current version
-// with the data intact and the later steps in force.
-func TestMigrationsForward(t *testing.T) {
+// TestLegacyStoreAdopted: a store written before the prefix (built here
+// from that version's schema SQL, at each of its versions) opens, keeps its
+// data and ends with only prefixed tables and the rules in force.
+func TestLegacyStoreAdopted(t *testing.T) {
 	ctx := context.Background()
-	all := schemaMigrations()
-	for v := 1; v <= len(all); v++ {
-		t.Run(all[v-1].name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "m.db")
+	for v := 1; v <= len(legacyMigrations()); v++ {
+		t.Run(legacyMigrations()[v-1].name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "legacy.db")
 			db := rawDB(t, path)
-			migrateTo(t, db, all[:v])
-			// A waiting, an approved and (written the way versions before 4
-			// did: item first, then the status) a completed operation.
+			buildLegacyStore(t, db, v)
+			// A waiting, an approved, a rejected and (written the way
+			// versions before 4 did: item first, then the status) a
+			// completed operation, and a receipt.
 			seed := []string{
 				`INSERT INTO operations (operation_id, draft, status, created_at) VALUES ('old', '{"title":"old"}', 'waiting', 1)`,
 				`INSERT INTO operations (operation_id, draft, status, created_at) VALUES ('ok', '{"title":"ok"}', 'waiting', 1)`,
 				`UPDATE operations SET status = 'approved', verdict = 'approve', comment = '', decided_by = 'x', decided_at = 2 WHERE operation_id = 'ok'`,
+				`INSERT INTO operations (operation_id, draft, status, created_at) VALUES ('no', '{"title":"no"}', 'waiting', 1)`,
+				`UPDATE operations SET status = 'rejected', verdict = 'reject', comment = 'nope', decided_by = 'y', decided_at = 2 WHERE operation_id = 'no'`,
+				`INSERT INTO receipts (operation_id, graph_version, session_id, checkpoint_id, request_id, issued_at) VALUES ('old', 'g', 's', 'c', 'r', 1)`,
 			}
 			if v < 4 {
 				seed = append(seed,
@@ -203,51 +174,133 @@ func TestMigrationsForward(t *testing.T) {
 					`UPDATE operations SET status = 'approved', verdict = 'approve', comment = '', decided_by = 'x', decided_at = 2 WHERE operation_id = 'done'`,
 					`INSERT INTO items (operation_id, id, draft, created_at) SELECT operation_id, seq, draft, 3 FROM operations WHERE operation_id = 'done'`,
 					`UPDATE operations SET status = 'completed', completed_at = 3 WHERE operation_id = 'done'`)
+			} else {
+				seed = append(seed,
+					`INSERT INTO operations (operation_id, draft, status, created_at) VALUES ('done', '{"title":"done"}', 'waiting', 1)`,
+					`UPDATE operations SET status = 'approved', verdict = 'approve', comment = '', decided_by = 'x', decided_at = 2 WHERE operation_id = 'done'`,
+					`UPDATE operations SET status = 'completed', completed_at = 3 WHERE operation_id = 'done'`)
 			}
-			for _, q := range seed {
-				if _, err := db.ExecContext(ctx, q); err != nil {
-					t.Fatalf("%s: %v", q, err)
-				}
-			}
+			execAll(t, db, seed...)
+			require.NoError(t, db.Close())
+
+			before := schemaObjects(t, rawDB(t, path))
+			_, err := Open(ctx, path, WithReadOnly())
+			require.ErrorIs(t, err, ErrSchemaTooOld, "a read-only open cannot migrate")
+			assert.Contains(t, err.Error(), "read-write once")
+			assert.Equal(t, before, schemaObjects(t, rawDB(t, path)))
+
 			s := openTest(t, path)
 			defer s.Close()
-			if got := appliedVersions(t, s.db); len(got) != len(all) || got[len(got)-1] != len(all) {
-				t.Fatalf("versions after Open: %v", got)
+			assert.Equal(t, []int{1, 2}, appliedVersions(t, s.db))
+			for _, n := range schemaObjects(t, s.db) {
+				assert.True(t, strings.HasPrefix(n, "candor_approval_"), "object %s left after adoption", n)
 			}
+			var appID int32
+			require.NoError(t, s.db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID))
+			assert.Equal(t, applicationID, appID)
+
 			st, err := s.Read(ctx, "old")
-			if err != nil || string(st.Draft) != `{"title":"old"}` || st.Status != StatusWaiting {
-				t.Fatalf("row from version %d: %+v, %v", v, st, err)
-			}
-			if v < 4 {
-				if st, err := s.Read(ctx, "done"); err != nil || st.Status != StatusCompleted || st.ItemID == 0 {
-					t.Fatalf("completed row from version %d: %+v, %v", v, st, err)
-				}
-			}
+			require.NoError(t, err)
+			assert.Equal(t, `{"title":"old"}`, string(st.Draft))
+			assert.Equal(t, StatusWaiting, st.Status)
+			st, err = s.Read(ctx, "no")
+			require.NoError(t, err)
+			assert.Equal(t, StatusRejected, st.Status)
+			assert.Equal(t, "nope", st.Decision.Comment)
+			done, err := s.Read(ctx, "done")
+			require.NoError(t, err)
+			assert.Equal(t, StatusCompleted, done.Status)
+			assert.Equal(t, int64(4), done.ItemID, "the item keeps its id (the operation's seq)")
+			_, err = s.Resume(ctx, WaitingReceipt{GraphVersion: "g", SessionID: "s", CheckpointID: "c", OperationID: "old", RequestID: "r"}, "g")
+			assert.NoError(t, err, "the receipt was kept")
+
 			applied, err := s.Apply(ctx, "ok", nil)
-			if err != nil || applied.Status != StatusCompleted || applied.ItemID == 0 {
-				t.Fatalf("Apply of an operation approved at version %d: %+v, %v", v, applied, err)
-			}
-			if _, err := s.db.ExecContext(ctx, `DELETE FROM operations`); err == nil {
-				t.Fatal("append-only triggers not in force after migration")
-			}
-			if _, err := s.db.ExecContext(ctx, `INSERT INTO items (operation_id, id, draft, created_at) VALUES ('old', 1, '{"title":"old"}', 1)`); err == nil {
-				t.Fatal("an item was inserted on its own after migration")
-			}
-			var idx int
-			if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'operations_by_status'`).Scan(&idx); err != nil || idx != 0 {
-				t.Fatalf("status index dropped by migration 4 still there: %d, %v", idx, err)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, StatusCompleted, applied.Status)
+			assert.Equal(t, int64(2), applied.ItemID)
+			_, err = s.Register(ctx, Ticket{OperationID: "done", Draft: testDraft{Title: "other", Quantity: 1}})
+			assert.ErrorIs(t, err, ErrOperationRebound, "bindings survive adoption")
+			_, err = s.db.ExecContext(ctx, `DELETE FROM candor_approval_operations`)
+			assert.Error(t, err, "append-only triggers not in force after adoption")
+
 			// Opening again changes nothing.
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, s.Close())
 			s2 := openTest(t, path)
 			defer s2.Close()
-			if got := appliedVersions(t, s2.db); len(got) != len(all) {
-				t.Fatalf("versions after reopening: %v", got)
-			}
+			assert.Equal(t, []int{1, 2}, appliedVersions(t, s2.db))
 		})
 	}
+}
+
+// TestLegacyStoreAltered: a legacy store whose history was edited is
+// refused untouched.
+func TestLegacyStoreAltered(t *testing.T) {
+	ctx := context.Background()
+	for name, tamper := range map[string]string{
+		"edited checksum": `UPDATE schema_migrations SET checksum = 'edited' WHERE version = 2`,
+		"missing step":    `DELETE FROM schema_migrations WHERE version = 2`,
+		"unknown version": `INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (5, 'future', 'x', 1)`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "legacy.db")
+			db := rawDB(t, path)
+			buildLegacyStore(t, db, 4)
+			execAll(t, db, tamper)
+			before := schemaObjects(t, db)
+			s, err := Open(ctx, path)
+			if err == nil {
+				s.Close()
+				t.Fatal("Open accepted a legacy store with an edited history")
+			}
+			assert.Equal(t, KindSchema, Classify(err), "%v", err)
+			assert.Equal(t, before, schemaObjects(t, db), "a refused Open changed the schema")
+		})
+	}
+}
+
+// TestSharedFile: a file that golang-migrate manages (its schema_migrations
+// table) and that holds the caller's own items table takes a store beside
+// them, with WithCreate, and leaves them alone.
+func TestSharedFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "app.db")
+	db := rawDB(t, path)
+	execAll(t, db,
+		`CREATE TABLE schema_migrations (version bigint NOT NULL PRIMARY KEY, dirty boolean NOT NULL)`,
+		`INSERT INTO schema_migrations (version, dirty) VALUES (3, false)`,
+		`CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL)`,
+		`INSERT INTO items (name) VALUES ('widget')`,
+		`CREATE TABLE operations (id INTEGER PRIMARY KEY)`,
+	)
+	_, err := Open(ctx, path)
+	require.ErrorIs(t, err, ErrNoStore, "an existing database is not turned into a store without WithCreate")
+
+	s := openTest(t, path, WithCreate())
+	_, err = s.Register(ctx, Ticket{OperationID: "op", Draft: testDraft{Title: "t", Quantity: 1}})
+	require.NoError(t, err)
+	_, err = s.Decide(ctx, Decision{OperationID: "op", Verdict: Approve, DecidedBy: "a"})
+	require.NoError(t, err)
+	_, err = s.Apply(ctx, "op", func(ctx context.Context, tx *sql.Tx, item Item) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO items (name) VALUES (?)`, "from "+item.OperationID)
+		return err
+	})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	// Reopened without WithCreate, by path and over the caller's pool.
+	s = openTest(t, path)
+	st, err := s.Read(ctx, "op")
+	require.NoError(t, err)
+	assert.Equal(t, StatusCompleted, st.Status)
+	require.NoError(t, s.Close())
+	s, err = OpenDB(ctx, db)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	var version, names int
+	require.NoError(t, db.QueryRowContext(ctx, `SELECT (SELECT version FROM schema_migrations), (SELECT count(*) FROM items)`).Scan(&version, &names))
+	assert.Equal(t, 3, version)
+	assert.Equal(t, 2, names)
 }
 
 // TestIndexesAreUsed: every index the schema keeps up to date on each write
@@ -257,98 +310,88 @@ func TestIndexesAreUsed(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
 	used := map[string]bool{}
-	for _, q := range statements() {
+	for _, q := range sqliteQueries.all() {
 		args := make([]any, strings.Count(q, "?"))
+		if strings.Contains(q, "?6") {
+			args = make([]any, 6)
+		}
 		for i := range args {
 			args[i] = "x"
 		}
 		rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
-		if err != nil {
-			t.Fatalf("explain %s: %v", q, err)
-		}
+		require.NoError(t, err, q)
 		for rows.Next() {
 			var id, parent, unused int
 			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
 			if _, after, ok := strings.Cut(detail, " INDEX "); ok {
 				name, _, _ := strings.Cut(after, " ")
 				used[name] = true
 			}
 		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, rows.Close())
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'index'`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer rows.Close()
 	n := 0
 	for rows.Next() {
 		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, rows.Scan(&name))
 		n++
-		if !used[name] {
-			t.Errorf("index %s is maintained on every write but no statement uses it (used: %v)", name, used)
-		}
+		assert.True(t, used[name], "index %s is maintained on every write but no statement uses it (used: %v)", name, used)
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if n == 0 {
-		t.Fatal("no index found: the operation id lookup needs one")
-	}
+	require.NoError(t, rows.Err())
+	require.NotZero(t, n, "no index found: the operation id lookup needs one")
 }
 
 func TestMigrationsRefuse(t *testing.T) {
 	ctx := context.Background()
-	all := schemaMigrations()
 	tests := []struct {
 		name   string
 		tamper string
 		want   error
 	}{
-		{"newer database", `INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (99, 'future', 'x', 1)`, ErrSchemaTooNew},
-		{"edited migration", `UPDATE schema_migrations SET checksum = 'edited' WHERE version = 1`, ErrSchemaAltered},
-		{"missing step", `DELETE FROM schema_migrations WHERE version = 2`, ErrSchemaAltered},
+		{"newer database", `INSERT INTO candor_approval_migrations (version, name, checksum, applied_at) VALUES (99, 'future', 'x', 1)`, ErrSchemaTooNew},
+		{"edited migration", `UPDATE candor_approval_migrations SET checksum = 'edited' WHERE version = 1`, ErrSchemaAltered},
+		{"missing step", `DELETE FROM candor_approval_migrations WHERE version = 1`, ErrSchemaAltered},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "m.db")
-			db := rawDB(t, path)
-			migrateTo(t, db, all)
-			if _, err := db.ExecContext(ctx, tc.tamper); err != nil {
-				t.Fatal(err)
+		for _, ro := range []bool{false, true} {
+			name := tc.name
+			if ro {
+				name += " read-only"
 			}
-			before := appliedVersions(t, db)
-			s, err := Open(ctx, path, WithLogger(discardLogger()))
-			if !errors.Is(err, tc.want) {
+			t.Run(name, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "m.db")
+				require.NoError(t, openTest(t, path).Close())
+				db := rawDB(t, path)
+				execAll(t, db, tc.tamper)
+				before := appliedVersions(t, db)
+				var opts []Option
+				if ro {
+					opts = append(opts, WithReadOnly())
+				}
+				s, err := Open(ctx, path, opts...)
 				if err == nil {
 					s.Close()
 				}
-				t.Fatalf("Open = %v, want %v", err, tc.want)
-			}
-			if after := appliedVersions(t, db); len(after) != len(before) {
-				t.Fatalf("a refused Open changed the versions: %v -> %v", before, after)
-			}
-		})
+				require.ErrorIs(t, err, tc.want)
+				var oe *OpenError
+				require.ErrorAs(t, err, &oe)
+				assert.Equal(t, path, oe.Path)
+				assert.Equal(t, before, appliedVersions(t, db), "a refused Open changed the versions")
+			})
+		}
 	}
 }
 
 func TestMigrationsAreWellFormed(t *testing.T) {
 	seen := map[string]bool{}
-	for i, m := range schemaMigrations() {
-		if m.version != i+1 {
-			t.Errorf("migration %d has version %d", i, m.version)
-		}
-		if seen[m.checksum()] || strings.TrimSpace(m.sql) == "" || m.name == "" {
-			t.Errorf("migration %d is empty, unnamed or a duplicate", m.version)
-		}
-		seen[m.checksum()] = true
+	for i, m := range sqlMigrations() {
+		assert.Equal(t, i+1, m.Version)
+		assert.False(t, seen[m.Checksum()] || strings.TrimSpace(m.SQL) == "" || m.Name == "",
+			"migration %d is empty, unnamed or a duplicate", m.Version)
+		seen[m.Checksum()] = true
 	}
 }

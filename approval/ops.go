@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"iter"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -24,15 +26,32 @@ import (
 // an *InvalidDraftError listing every problem; both are reported together
 // when both apply.
 func (s *Store) Register(ctx context.Context, t Ticket) (State, error) {
+	ctx, span := s.tel.start(ctx, "approval.register", t.OperationID)
+	st, made, err := s.register(ctx, t)
+	outcome := outcomeRepeated
+	if made {
+		outcome = outcomeRegistered
+		s.tel.transition(ctx, StatusWaiting)
+	}
+	end(span, outcome, err)
+	return st, err
+}
+
+func (s *Store) register(ctx context.Context, t Ticket) (State, bool, error) {
 	idErr := checkOperationID(t.OperationID)
 	canon, draftErr := canonicalDraft(t.OperationID, t.Draft, s.maxDraft)
 	if idErr != nil || draftErr != nil {
-		return State{}, errors.Join(idErr, draftErr)
+		return State{}, false, errors.Join(idErr, draftErr)
 	}
 	var st State
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		now := s.now().UTC().UnixNano()
-		res, err := s.exec(ctx, tx, qRegister, t.OperationID, []byte(canon), now)
+	made := false
+	err := s.writeOne(ctx, func(tx *sql.Tx) error {
+		now := time.Now().UTC().UnixNano()
+		args := []any{t.OperationID, []byte(canon), now}
+		if s.pg {
+			args = append(args, s.listLock)
+		}
+		res, err := s.exec(ctx, tx, s.q.register, args...)
 		if err != nil {
 			return fmt.Errorf("approval: register %q: %w", t.OperationID, err)
 		}
@@ -40,7 +59,8 @@ func (s *Store) Register(ctx context.Context, t Ticket) (State, error) {
 			return fmt.Errorf("approval: register %q: %w", t.OperationID, err)
 		} else if n == 1 {
 			st = State{OperationID: t.OperationID, Draft: canon, Status: StatusWaiting, CreatedAt: fromNanos(now)}
-			s.log.InfoContext(ctx, "approval: registered", "operation_id", t.OperationID)
+			s.info(ctx, "approval: registered", slog.String("operation_id", t.OperationID))
+			made = true
 			return nil
 		}
 		cur, err := s.readState(ctx, tx, t.OperationID)
@@ -54,9 +74,9 @@ func (s *Store) Register(ctx context.Context, t Ticket) (State, error) {
 		return nil
 	})
 	if err != nil {
-		return State{}, err
+		return State{}, false, err
 	}
-	return st, nil
+	return st, made, nil
 }
 
 // Decide records a person's decision on a Waiting operation and moves it to
@@ -70,21 +90,41 @@ func (s *Store) Register(ctx context.Context, t Ticket) (State, error) {
 //
 // The verdict must be Approve or Reject, DecidedBy must be set, and the
 // comment, trimmed of surrounding white space, must be UTF-8 of at most
-// MaxCommentRunes runes; otherwise the error is ErrInvalidDecision and
-// nothing is stored.
+// MaxCommentRunes runes; neither may hold NUL. Otherwise the error is
+// ErrInvalidDecision and nothing is stored.
 func (s *Store) Decide(ctx context.Context, d Decision) (State, error) {
+	ctx, span := s.tel.start(ctx, "approval.decide", d.OperationID)
+	st, made, err := s.decide(ctx, d)
+	outcome := outcomeRepeated
+	if made {
+		outcome = outcomeApproved
+		if st.Status == StatusRejected {
+			outcome = outcomeRejected
+		}
+		s.tel.transition(ctx, st.Status)
+		s.tel.decided(ctx, st)
+	}
+	if err == nil && span.IsRecording() {
+		span.SetAttributes(attrVerdict.String(string(st.Decision.Verdict)))
+	}
+	end(span, outcome, err)
+	return st, err
+}
+
+func (s *Store) decide(ctx context.Context, d Decision) (State, bool, error) {
 	d, err := normaliseDecision(d)
 	if err != nil {
-		return State{}, err
+		return State{}, false, err
 	}
 	next := StatusApproved
 	if d.Verdict == Reject {
 		next = StatusRejected
 	}
 	var st State
-	err = s.write(ctx, func(tx *sql.Tx) error {
-		now := s.now().UTC().UnixNano()
-		q, err := s.prepared(ctx, tx, qDecide)
+	made := false
+	err = s.writeOne(ctx, func(tx *sql.Tx) error {
+		now := time.Now().UTC().UnixNano()
+		q, err := s.prepared(ctx, tx, s.q.decide)
 		if err != nil {
 			return err
 		}
@@ -95,7 +135,8 @@ func (s *Store) Decide(ctx context.Context, d Decision) (State, error) {
 		if err == nil {
 			st = State{OperationID: d.OperationID, Draft: draft, Status: next, Decision: &d,
 				CreatedAt: fromNanos(created), DecidedAt: fromNanos(now)}
-			s.log.InfoContext(ctx, "approval: decided", "operation_id", d.OperationID, "verdict", string(d.Verdict))
+			s.info(ctx, "approval: decided", slog.String("operation_id", d.OperationID), slog.String("verdict", string(d.Verdict)))
+			made = true
 			return nil
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
@@ -116,9 +157,9 @@ func (s *Store) Decide(ctx context.Context, d Decision) (State, error) {
 		return nil
 	})
 	if err != nil {
-		return State{}, err
+		return State{}, false, err
 	}
-	return st, nil
+	return st, made, nil
 }
 
 // Apply applies an Approved operation, at most once.
@@ -138,21 +179,48 @@ func (s *Store) Decide(ctx context.Context, d Decision) (State, error) {
 // *NotApprovedError (ErrNotApproved). effect may be nil when the item row
 // is all the caller needs.
 func (s *Store) Apply(ctx context.Context, operationID string, effect Effect) (State, error) {
+	ctx, span := s.tel.start(ctx, "approval.apply", operationID)
+	ended := false
+	defer func() {
+		if !ended { // effect panicked
+			end(span, "", &EffectError{OperationID: operationID, Err: errors.New("panic")})
+		}
+	}()
+	st, made, err := s.apply(ctx, operationID, effect)
+	ended = true
+	outcome := outcomeRepeated
+	if made {
+		outcome = outcomeApplied
+		s.tel.transition(ctx, StatusCompleted)
+	}
+	end(span, outcome, err)
+	return st, err
+}
+
+func (s *Store) apply(ctx context.Context, operationID string, effect Effect) (State, bool, error) {
 	if err := checkOperationID(operationID); err != nil {
-		return State{}, err
+		return State{}, false, err
 	}
 	var st State
 	applied := false
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		now := s.now().UTC().UnixNano()
-		q, err := s.prepared(ctx, tx, qComplete)
+	// Without an effect the completion is one statement, which PostgreSQL
+	// commits on its own (see writeOne).
+	run := s.write
+	if effect == nil {
+		run = s.writeOne
+	}
+	err := run(ctx, func(tx *sql.Tx) error {
+		now := time.Now().UTC().UnixNano()
+		q, err := s.prepared(ctx, tx, s.q.complete)
 		if err != nil {
 			return err
 		}
 		// One statement marks the operation Completed and, through the
-		// operations_complete trigger, inserts its item from the persisted
-		// draft; the effect runs after it, so the item and the status stay
-		// together even if a misbehaving effect ends the transaction.
+		// candor_approval_operations_complete trigger, inserts its item
+		// from the persisted draft; the effect runs after it, so the item
+		// and the status stay together even if a misbehaving effect ends
+		// the transaction. It is the transaction's first statement, a
+		// write (see write).
 		var itemID int64 // the operation's seq
 		d := Decision{OperationID: operationID}
 		var draft []byte
@@ -181,7 +249,7 @@ func (s *Store) Apply(ctx context.Context, operationID string, effect Effect) (S
 			}
 			// The effect must leave the transaction open: check that the
 			// item and the completion are still part of it.
-			q, err := s.prepared(ctx, tx, qCheckApplied)
+			q, err := s.prepared(ctx, tx, s.q.checkApplied)
 			if err != nil {
 				return err
 			}
@@ -199,12 +267,12 @@ func (s *Store) Apply(ctx context.Context, operationID string, effect Effect) (S
 		return nil
 	})
 	if err != nil {
-		return State{}, err
+		return State{}, false, err
 	}
 	if applied {
-		s.log.InfoContext(ctx, "approval: applied", "operation_id", operationID, "item_id", st.ItemID)
+		s.info(ctx, "approval: applied", slog.String("operation_id", operationID), slog.Int64("item_id", st.ItemID))
 	}
-	return st, nil
+	return st, applied, nil
 }
 
 // Read returns the state of one operation, or ErrUnknownOperation.
@@ -248,13 +316,40 @@ func (s *Store) List(ctx context.Context, f Filter) (Page, error) {
 	if err := s.open(); err != nil {
 		return Page{}, err
 	}
-	q, err := s.prepared(ctx, nil, qList)
+	if !s.pg {
+		return s.listPage(ctx, nil, after, f.Status, limit)
+	}
+	// Registrations hold listLock shared from before their sequence number
+	// is drawn until they commit; holding it exclusively, this listing
+	// sees every operation with a lower number than the highest it sees, so
+	// a cursor never skips one that commits later.
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return Page{}, fmt.Errorf("approval: list: %w", s.dbErr(err))
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, pgLockExclusive, s.listLock); err != nil {
+		return Page{}, fmt.Errorf("approval: list: %w", s.dbErr(err))
+	}
+	page, err := s.listPage(ctx, tx, after, f.Status, limit)
 	if err != nil {
 		return Page{}, err
 	}
-	rows, err := q.QueryContext(ctx, after, string(f.Status), string(f.Status), limit+1)
+	if err := tx.Commit(); err != nil {
+		return Page{}, fmt.Errorf("approval: list: %w", s.dbErr(err))
+	}
+	return page, nil
+}
+
+// listPage reads one page of List, in tx when tx is not nil.
+func (s *Store) listPage(ctx context.Context, tx *sql.Tx, after int64, status Status, limit int) (Page, error) {
+	q, err := s.prepared(ctx, tx, s.q.list)
 	if err != nil {
-		return Page{}, fmt.Errorf("approval: list: %w", err)
+		return Page{}, err
+	}
+	rows, err := q.QueryContext(ctx, after, string(status), string(status), limit+1)
+	if err != nil {
+		return Page{}, fmt.Errorf("approval: list: %w", s.dbErr(err))
 	}
 	defer rows.Close()
 	var page Page
@@ -266,18 +361,43 @@ func (s *Store) List(ctx context.Context, f Filter) (Page, error) {
 		}
 		st, seq, err := scanState(rows)
 		if err != nil {
-			return Page{}, err
+			return Page{}, s.dbErr(err)
 		}
 		page.States = append(page.States, st)
 		lastSeq = seq
 	}
 	if err := rows.Err(); err != nil {
-		return Page{}, fmt.Errorf("approval: list: %w", err)
+		return Page{}, fmt.Errorf("approval: list: %w", s.dbErr(err))
 	}
 	if err := rows.Close(); err != nil {
-		return Page{}, fmt.Errorf("approval: list: %w", err)
+		return Page{}, fmt.Errorf("approval: list: %w", s.dbErr(err))
 	}
 	return page, nil
+}
+
+// All yields every operation that f selects, oldest first, paging
+// through List with f.Limit as the page size (0 means DefaultPageSize),
+// from f.Cursor. A listing that cannot finish yields a final non-nil error,
+// never a silent end; stopping the loop early is fine.
+func (s *Store) All(ctx context.Context, f Filter) iter.Seq2[State, error] {
+	return func(yield func(State, error) bool) {
+		for {
+			page, err := s.List(ctx, f)
+			if err != nil {
+				yield(State{}, err)
+				return
+			}
+			for _, st := range page.States {
+				if !yield(st, nil) {
+					return
+				}
+			}
+			if page.Next == "" {
+				return
+			}
+			f.Cursor = page.Next
+		}
+	}
 }
 
 func (s *Store) open() error {
@@ -291,7 +411,7 @@ func (s *Store) open() error {
 
 // readState reads one operation, in tx when tx is not nil.
 func (s *Store) readState(ctx context.Context, tx *sql.Tx, operationID string) (State, error) {
-	q, err := s.prepared(ctx, tx, qReadState)
+	q, err := s.prepared(ctx, tx, s.q.readState)
 	if err != nil {
 		return State{}, err
 	}
@@ -299,7 +419,7 @@ func (s *Store) readState(ctx context.Context, tx *sql.Tx, operationID string) (
 	if errors.Is(err, sql.ErrNoRows) {
 		return State{}, fmt.Errorf("%w: %q", ErrUnknownOperation, operationID)
 	}
-	return st, err
+	return st, s.dbErr(err)
 }
 
 // scanState reads one row of stateSelect and checks that it is one of the
@@ -392,10 +512,16 @@ func normaliseDecision(d Decision) (Decision, error) {
 		return Decision{}, fmt.Errorf("%w: DecidedBy is %d bytes, more than %d", ErrInvalidDecision, len(d.DecidedBy), MaxDecidedByBytes)
 	case !utf8.ValidString(d.DecidedBy):
 		return Decision{}, fmt.Errorf("%w: DecidedBy is not UTF-8", ErrInvalidDecision)
+	case strings.ContainsRune(d.DecidedBy, 0):
+		return Decision{}, fmt.Errorf("%w: DecidedBy holds NUL", ErrInvalidDecision)
 	}
 	d.Comment = strings.TrimSpace(d.Comment)
 	if !utf8.ValidString(d.Comment) {
 		return Decision{}, fmt.Errorf("%w: comment is not UTF-8", ErrInvalidDecision)
+	}
+	if strings.ContainsRune(d.Comment, 0) {
+		// PostgreSQL's text cannot hold it; both backends refuse it alike.
+		return Decision{}, fmt.Errorf("%w: comment holds NUL", ErrInvalidDecision)
 	}
 	if n := utf8.RuneCountInString(d.Comment); n > MaxCommentRunes {
 		return Decision{}, fmt.Errorf("%w: comment is %d runes after trimming, more than %d", ErrInvalidDecision, n, MaxCommentRunes)

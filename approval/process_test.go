@@ -104,11 +104,13 @@ func runChild(role string) int {
 	}
 	op := os.Getenv(childOp)
 	switch role {
+	case "readonly":
+		return runReadOnlyChild()
 	case "decide":
 		// Open (perhaps creating and migrating the file), register the
 		// shared ticket, then race Decide once the parent says go.
 		n, _ := strconv.Atoi(os.Getenv(childN))
-		s, err := Open(ctx, os.Getenv(childDB), WithLogger(discardLogger()))
+		s, err := openChild(ctx)
 		if err != nil {
 			return fail(err)
 		}
@@ -142,7 +144,7 @@ func runChild(role string) int {
 		// the transaction, report, and wait for stdin to close: the parent
 		// (or childKill) decides when this process ends, mostly with
 		// SIGKILL.
-		s, err := Open(ctx, os.Getenv(childDB), WithLogger(discardLogger()))
+		s, err := openChild(ctx)
 		if err != nil {
 			return fail(err)
 		}
@@ -198,7 +200,7 @@ func runChild(role string) int {
 		return 0
 	case "resume":
 		// A new process picks up a waiting run from its receipt file.
-		s, err := Open(ctx, os.Getenv(childDB), WithLogger(discardLogger()))
+		s, err := openChild(ctx)
 		if err != nil {
 			return fail(err)
 		}
@@ -243,22 +245,12 @@ const ledgerLines = 40
 func ledgerEffect(ran *bool, killAfter int) Effect {
 	return func(ctx context.Context, tx *sql.Tx, item Item) error {
 		*ran = true
-		// The index keeps the parent's per-operation counts from scanning
-		// every row earlier rounds wrote; it is not unique, so a second run
-		// of an effect would show as extra rows.
-		for _, q := range []string{
-			`CREATE TABLE IF NOT EXISTS ledger (operation_id TEXT NOT NULL, item_id INTEGER NOT NULL, line INTEGER NOT NULL)`,
-			`CREATE INDEX IF NOT EXISTS ledger_by_operation ON ledger (operation_id)`,
-		} {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return err
-			}
-		}
+		// The ledger table exists (ensureLedger): an effect runs no DDL.
 		for i := range ledgerLines {
 			if i == killAfter {
 				killSelf()
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO ledger (operation_id, item_id, line) VALUES (?, ?, ?)`,
+			if _, err := tx.ExecContext(ctx, `INSERT INTO ledger (operation_id, item_id, line) VALUES ($1, $2, $3)`,
 				item.OperationID, item.ID, i); err != nil {
 				return err
 			}
@@ -368,19 +360,26 @@ func (c *child) finish(t testing.TB) {
 // to register the shared ticket) and lets them race Decide with different
 // decisions.
 func TestDecideRaceAcrossProcesses(t *testing.T) {
+	forBackends(t, testDecideRaceAcrossProcesses)
+}
+
+func testDecideRaceAcrossProcesses(t *testing.T, b *backend) {
 	const procs = 8
-	db := filepath.Join(t.TempDir(), "race.db")
+	db := b.location(t, "race")
+	rng := testRand(t)
 	for round := range 3 {
 		op := fmt.Sprintf("race-%d", round)
 		children := make([]*child, procs)
 		for i := range children {
-			children[i] = startChild(t, "decide", childDB+"="+db, childOp+"="+op, childN+"="+strconv.Itoa(i))
+			children[i] = startChild(t, "decide", append(b.env(db), childOp+"="+op, childN+"="+strconv.Itoa(i))...)
 		}
 		for _, c := range children {
 			c.expect(t, "ready")
 		}
-		for _, c := range children {
-			c.send(t, "go")
+		// The go lines go out in a random order, so that no child is
+		// always first.
+		for _, i := range rng.Perm(procs) {
+			children[i].send(t, "go")
 		}
 		var winners []childEvent
 		losers := 0
@@ -404,7 +403,7 @@ func TestDecideRaceAcrossProcesses(t *testing.T) {
 		if len(winners) != 1 || losers != procs-1 {
 			t.Fatalf("round %d: %d winners and %d losers, want 1 and %d: %+v", round, len(winners), losers, procs-1, results)
 		}
-		s := openTest(t, db)
+		s := b.open(t, db)
 		st, err := s.Read(context.Background(), op)
 		if err != nil {
 			t.Fatal(err)
@@ -423,6 +422,82 @@ func TestDecideRaceAcrossProcesses(t *testing.T) {
 	}
 }
 
+// seedEnv replays a run of the randomised process tests: set it to the
+// seed a failing run logged.
+const seedEnv = "CANDOR_APPROVAL_SEED"
+
+// testRand returns the test's random source and logs its seed.
+func testRand(t testing.TB) *rand.Rand {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv(seedEnv); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("%s=%q: %v", seedEnv, v, err)
+		}
+		seed = n
+	}
+	t.Logf("seed %d (replay with %s=%d)", seed, seedEnv, seed)
+	return rand.New(rand.NewPCG(seed, 0x5eed))
+}
+
+// TestApplyRaceAcrossProcesses: 8 processes apply one approved operation
+// at once, each with an effect that writes its rows through the
+// transaction; the effect runs exactly once and every process gets the
+// same item.
+func TestApplyRaceAcrossProcesses(t *testing.T) {
+	forBackends(t, testApplyRaceAcrossProcesses)
+}
+
+func testApplyRaceAcrossProcesses(t *testing.T, b *backend) {
+	const procs = 8
+	ctx := context.Background()
+	db := b.location(t, "apply")
+	rng := testRand(t)
+	s := b.open(t, db)
+	ensureLedger(t, s)
+	for round := range 2 {
+		op := fmt.Sprintf("apply-%d", round)
+		if _, err := s.Register(ctx, Ticket{OperationID: op, Draft: testDraft{Title: op, Quantity: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Decide(ctx, Decision{OperationID: op, Verdict: Approve, DecidedBy: "tester"}); err != nil {
+			t.Fatal(err)
+		}
+		children := make([]*child, procs)
+		for i := range children {
+			children[i] = startChild(t, "apply", append(b.env(db), childOp+"="+op)...)
+		}
+		for _, c := range children {
+			c.expect(t, "ready")
+		}
+		for _, i := range rng.Perm(procs) {
+			children[i].send(t, "go")
+		}
+		ran := 0
+		var item int64
+		for i, c := range children {
+			ev := c.expect(t, "result")
+			c.finish(t)
+			if ev.Err != "" || ev.Busy || ev.Status != StatusCompleted {
+				t.Fatalf("round %d child %d: %+v", round, i, ev)
+			}
+			if ev.EffectRan {
+				ran++
+			}
+			if item == 0 {
+				item = ev.ItemID
+			} else if ev.ItemID != item {
+				t.Fatalf("round %d child %d got item %d, another %d", round, i, ev.ItemID, item)
+			}
+		}
+		if ran != 1 {
+			t.Fatalf("round %d: the effect ran %d times", round, ran)
+		}
+		checkApplyInvariant(t, s, op)
+	}
+}
+
 // crashCounts tallies where the kills landed, for the log.
 type crashCounts struct{ beforeEffect, insideTx, afterCommit int }
 
@@ -438,12 +513,13 @@ type crashCounts struct{ beforeEffect, insideTx, afterCommit int }
 // certainly inside Apply's transaction (after 0..ledgerLines rows of the
 // effect) or certainly just after the commit: those rounds do not depend on
 // timing, so every run covers both sides of the commit whatever the load.
-func crashApplyLoop(t *testing.T, n int) {
+func crashApplyLoop(t *testing.T, b *backend, n int) {
 	ctx := context.Background()
-	db := filepath.Join(t.TempDir(), "crash.db")
-	s := openTest(t, db)
-	defer s.Close()
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed))
+	db := b.location(t, "crash")
+	s := b.open(t, db)
+	ensureLedger(t, s)
+	rng := testRand(t)
+	markers := t.TempDir()
 	// window estimates how long a child takes from the parent's go to its
 	// result: the mean of what the parent measured on children that
 	// finished before their kill, doubled while none has. The kill delay is
@@ -463,8 +539,8 @@ func crashApplyLoop(t *testing.T, n int) {
 			t.Fatal(err)
 		}
 
-		marker := filepath.Join(filepath.Dir(db), op+".effect")
-		env := []string{childDB + "=" + db, childOp + "=" + op, childArg + "=" + marker, childRetry + "=" + prev}
+		marker := filepath.Join(markers, op+".effect")
+		env := append(b.env(db), childOp+"="+op, childArg+"="+marker, childRetry+"="+prev)
 		killAt := -1 // the parent kills
 		if i%3 == 2 {
 			killAt = rng.IntN(killAfterCommit + 1)
@@ -513,6 +589,7 @@ func crashApplyLoop(t *testing.T, n int) {
 			t.Fatalf("%s: child was not killed by SIGKILL: %v; stderr:\n%s", op, werr, c.stderr.String())
 		}
 
+		b.awaitChildSessions(t, s)
 		before := checkApplyInvariant(t, s, op)
 		_, markErr := os.Stat(marker)
 		switch {
@@ -534,14 +611,14 @@ func crashApplyLoop(t *testing.T, n int) {
 		}
 		prev, prevBefore = op, before
 	}
-	last := startChild(t, "apply", childDB+"="+db, childRetry+"="+prev)
+	last := startChild(t, "apply", append(b.env(db), childRetry+"="+prev)...)
 	checkRetry(t, s, prev, prevBefore, last.expect(t, "retried"))
 	last.finish(t)
 
 	t.Logf("%d kills: %d before the effect began, %d inside the transaction after it began, %d after the commit (kill window %v)",
 		n, counts.beforeEffect, counts.insideTx, counts.afterCommit, window)
 	var items, ops, ledger int
-	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM items), (SELECT count(*) FROM operations WHERE status = 'completed'),
+	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM `+s.table(TableItems)+`), (SELECT count(*) FROM `+s.table(TableOperations)+` WHERE status = 'completed'),
 		(SELECT count(*) FROM ledger)`).Scan(&items, &ops, &ledger); err != nil {
 		t.Fatal(err)
 	}
@@ -581,11 +658,10 @@ func checkApplyInvariant(t *testing.T, s *Store, op string) State {
 		t.Fatalf("%s: %v", op, err)
 	}
 	var items, ledger int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM items WHERE operation_id = ?`, op).Scan(&items); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM `+s.table(TableItems)+` WHERE operation_id = $1`, op).Scan(&items); err != nil {
 		t.Fatal(err)
 	}
-	err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM ledger WHERE operation_id = ?`, op).Scan(&ledger)
-	if err != nil && !strings.Contains(err.Error(), "no such table") {
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM ledger WHERE operation_id = $1`, op).Scan(&ledger); err != nil {
 		t.Fatal(err)
 	}
 	switch st.Status {
@@ -604,7 +680,7 @@ func checkApplyInvariant(t *testing.T, s *Store, op string) State {
 }
 
 func TestApplyCrashSafety(t *testing.T) {
-	crashApplyLoop(t, 50)
+	forBackends(t, func(t *testing.T, b *backend) { crashApplyLoop(t, b, 50) })
 }
 
 // TestApplyCrashSafetyLong is the longer run of the same test; -short
@@ -613,7 +689,7 @@ func TestApplyCrashSafetyLong(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the 300-kill crash run (TestApplyCrashSafety runs 50)")
 	}
-	crashApplyLoop(t, 300)
+	forBackends(t, func(t *testing.T, b *backend) { crashApplyLoop(t, b, 300) })
 }
 
 // TestResumeInNewProcess: a host registers, issues a receipt, writes it to
@@ -621,11 +697,16 @@ func TestApplyCrashSafetyLong(t *testing.T) {
 // and applies. A process running another graph version, or holding an
 // edited receipt, is refused.
 func TestResumeInNewProcess(t *testing.T) {
+	forBackends(t, testResumeInNewProcess)
+}
+
+func testResumeInNewProcess(t *testing.T, b *backend) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db := filepath.Join(dir, "resume.db")
+	db := b.location(t, "resume")
 	file := filepath.Join(dir, "waiting.json")
-	host := openTest(t, db)
+	host := b.open(t, db)
+	ensureLedger(t, host)
 	const op = "resume-1"
 	if _, err := host.Register(ctx, Ticket{OperationID: op, Draft: testDraft{Title: "resume", Quantity: 2}}); err != nil {
 		t.Fatal(err)
@@ -642,7 +723,7 @@ func TestResumeInNewProcess(t *testing.T) {
 	}
 
 	resume := func(version, path string) childEvent {
-		c := startChild(t, "resume", childDB+"="+db, childOp+"="+path, childArg+"="+version)
+		c := startChild(t, "resume", append(b.env(db), childOp+"="+path, childArg+"="+version)...)
 		ev := c.expect(t, "result")
 		c.finish(t)
 		if ev.Busy {
@@ -655,8 +736,7 @@ func TestResumeInNewProcess(t *testing.T) {
 		t.Fatalf("resume while waiting: %+v", ev)
 	}
 
-	reviewer := openTest(t, db)
-	defer reviewer.Close()
+	reviewer := b.open(t, db)
 	if _, err := reviewer.Decide(ctx, Decision{OperationID: op, Verdict: Approve, DecidedBy: "alice"}); err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -46,6 +49,8 @@ func (r WaitingReceipt) check() error {
 			problems = append(problems, fmt.Errorf("%w: %s is %d bytes, more than %d", ErrInvalidReceipt, f.name, len(f.v), MaxReceiptFieldBytes))
 		case !utf8.ValidString(f.v):
 			problems = append(problems, fmt.Errorf("%w: %s is not UTF-8", ErrInvalidReceipt, f.name))
+		case strings.ContainsRune(f.v, 0):
+			problems = append(problems, fmt.Errorf("%w: %s holds NUL", ErrInvalidReceipt, f.name))
 		}
 	}
 	return errors.Join(problems...)
@@ -63,14 +68,18 @@ func (s *Store) Receipt(ctx context.Context, r WaitingReceipt) (WaitingReceipt, 
 	if err := checkOperationID(r.OperationID); err != nil {
 		return WaitingReceipt{}, err
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := s.readState(ctx, tx, r.OperationID); err != nil {
-			return err
-		}
-		_, err := s.exec(ctx, tx, qInsertReceipt,
-			r.OperationID, r.GraphVersion, r.SessionID, r.CheckpointID, r.RequestID, s.now().UTC().UnixNano())
+	err := s.writeOne(ctx, func(tx *sql.Tx) error {
+		res, err := s.exec(ctx, tx, s.q.insertReceipt,
+			r.OperationID, r.GraphVersion, r.SessionID, r.CheckpointID, r.RequestID, time.Now().UTC().UnixNano())
 		if err != nil {
 			return fmt.Errorf("approval: record receipt for %q: %w", r.OperationID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("approval: record receipt for %q: %w", r.OperationID, err)
+		} else if n == 0 {
+			// Issued before, or an unknown operation.
+			_, err := s.readState(ctx, tx, r.OperationID)
+			return err
 		}
 		return nil
 	})
@@ -103,7 +112,7 @@ func (s *Store) Resume(ctx context.Context, r WaitingReceipt, graphVersion strin
 		return State{}, err
 	}
 	var one int
-	q, err := s.prepared(ctx, nil, qFindReceipt)
+	q, err := s.prepared(ctx, nil, s.q.findReceipt)
 	if err != nil {
 		return State{}, err
 	}
@@ -114,9 +123,9 @@ func (s *Store) Resume(ctx context.Context, r WaitingReceipt, graphVersion strin
 		return State{}, fmt.Errorf("%w: operation %q, session %q, checkpoint %q, request %q",
 			ErrUnknownReceipt, r.OperationID, r.SessionID, r.CheckpointID, r.RequestID)
 	case err != nil:
-		return State{}, fmt.Errorf("approval: look up receipt: %w", err)
+		return State{}, fmt.Errorf("approval: look up receipt: %w", s.dbErr(err))
 	}
-	s.log.InfoContext(ctx, "approval: resumed", "operation_id", r.OperationID, "status", string(st.Status))
+	s.info(ctx, "approval: resumed", slog.String("operation_id", r.OperationID), slog.String("status", string(st.Status)))
 	return st, nil
 }
 

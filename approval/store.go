@@ -6,24 +6,42 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
-	sqlite3 "modernc.org/sqlite/lib"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/candorkit/candor/internal/sqlitex"
 )
 
-// Store is an approval store on one SQLite file. It is safe for concurrent
-// use by many goroutines, and several processes may open the same file: every
-// write is one BEGIN IMMEDIATE transaction, so writers queue on SQLite's lock
-// (for up to the busy timeout) instead of failing with SQLITE_BUSY.
+// Store is an approval store in one SQLite database or one PostgreSQL
+// schema. It is safe for concurrent use by many goroutines, and several
+// processes may open the same file: every write transaction takes SQLite's
+// write lock with its first statement, so writers queue on the lock (for
+// up to the busy timeout) instead of failing with SQLITE_BUSY. On
+// PostgreSQL, processes on any number of nodes may open the same schema;
+// writers wait for each other's row locks only when they touch the same
+// operation.
 type Store struct {
-	db       *sql.DB
+	db *sql.DB
+	// pg: the database is PostgreSQL (OpenDB over a pgx pool); the store's
+	// tables live in schema, its statements are q, and registrations and
+	// listings coordinate through the advisory lock listLock (see List).
+	pg       bool
+	schema   string
+	listLock int64
+	q        *queryset
+	ownsDB   bool   // Open's own pool, closed by Close; OpenDB's is the caller's
+	path     string // the database file, for errors
 	log      *slog.Logger
-	now      func() time.Time
 	maxDraft int
+	readOnly bool
+	// checkConns: the pool is the caller's (OpenDB), so each connection a
+	// write runs on is checked for the settings the store relies on: a
+	// pragma set with Exec reaches one connection of a pool, not all.
+	checkConns bool
 	// writer serialises this process's write transactions, so that they
 	// queue here (honouring ctx) rather than polling SQLite's lock.
 	writer chan struct{}
@@ -34,108 +52,135 @@ type Store struct {
 	// statements); database/sql prepares each once per connection.
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
+	// tel is the store's telemetry; unobserve ends the approval.operations
+	// gauge's callback (nil when none was registered).
+	tel       *telemetry
+	unobserve func() error
+	// namespace tells this store's approval.operations from another's in
+	// one process: the file's path, or "database|schema" on PostgreSQL.
+	namespace string
 }
 
-// Option configures Open.
-type Option func(*config)
+// Option configures Open and OpenDB. An option that does not apply to a
+// constructor makes it return an error.
+type Option func(*options)
 
-type config struct {
+type options struct {
 	busyTimeout time.Duration
+	busySet     bool
 	log         *slog.Logger
-	now         func() time.Time
 	maxDraft    int
+	readOnly    bool
+	create      bool
+	schema      string
+	schemaSet   bool
+	// noQuickCheck skips PRAGMA quick_check at Open; only the benchmark
+	// that measures the check's cost sets it.
+	noQuickCheck bool
+	tp           trace.TracerProvider
+	mp           metric.MeterProvider
 }
+
+// DefaultBusyTimeout is how long a write waits for SQLite's write lock,
+// held by another connection or process, unless WithBusyTimeout says
+// otherwise.
+const DefaultBusyTimeout = 10 * time.Second
 
 // WithBusyTimeout sets how long a write waits for another connection or
-// process holding SQLite's write lock before it fails (default 10s).
-func WithBusyTimeout(d time.Duration) Option { return func(c *config) { c.busyTimeout = d } }
+// process holding SQLite's write lock before it fails (default
+// DefaultBusyTimeout). Open only: over a caller's database (OpenDB) the
+// busy timeout is part of the caller's DSN.
+func WithBusyTimeout(d time.Duration) Option {
+	return func(o *options) { o.busyTimeout, o.busySet = d, true }
+}
 
-// WithLogger sets the logger (default: slog.Default()). The store logs
-// operation ids, statuses and verdicts; never drafts or comments.
-func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
-
-// WithClock sets the clock used for CreatedAt, DecidedAt and CompletedAt
-// (default time.Now). Times are stored in UTC with nanosecond precision.
-func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+// WithLogger sets where the store logs; nil or absent means nothing is
+// logged. The store logs operation ids, statuses, verdicts and item ids;
+// never drafts or comments.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
 // WithMaxDraftBytes bounds the canonical JSON of a draft (default
 // DefaultMaxDraftBytes).
-func WithMaxDraftBytes(n int) Option { return func(c *config) { c.maxDraft = n } }
+func WithMaxDraftBytes(n int) Option { return func(o *options) { o.maxDraft = n } }
 
-// Open opens (creating it if needed) the approval store at path, a file
-// name, and brings its schema to the current version. The file is switched
-// to WAL mode; every connection runs with synchronous=FULL (a decision
-// acknowledged is on disk), foreign keys on and the busy timeout set, and
-// every transaction begins IMMEDIATE. Several processes may Open the same
-// new file at once.
-//
-// path must be a plain file name: ":memory:", "file:" URIs and names holding
-// '?' are refused, because the store needs one shared file that several
-// connections and processes can open.
-func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
-	cfg := config{busyTimeout: 10 * time.Second, now: time.Now, maxDraft: DefaultMaxDraftBytes}
-	for _, o := range opts {
-		o(&cfg)
+// WithReadOnly opens the store for reading only: nothing is created,
+// migrated or written, and Register, Decide, Apply and Receipt return
+// ErrReadOnly. With Open it reads a file on a read-only mount or in a
+// directory the process may not write (see Open). A store that needs a
+// migration is refused with ErrSchemaTooOld.
+func WithReadOnly() Option { return func(o *options) { o.readOnly = true } }
+
+// WithCreate lets Open create the store's tables in an existing database
+// that holds none (an empty file, or a SQLite file of the caller's own with
+// application_id 0), and OpenDB create them at all. Without it, such a
+// database is refused with ErrNoStore, because it is also what a store
+// that lost its contents looks like; recreating it would let an operation
+// id already bound be bound again to another draft. Pass it only on the
+// path that sets a new database up.
+func WithCreate() Option { return func(o *options) { o.create = true } }
+
+// WithTracerProvider sets the OpenTelemetry tracer provider of the spans
+// approval.register, approval.decide and approval.apply; nil or absent means
+// the global provider. See the package documentation for the attributes.
+func WithTracerProvider(tp trace.TracerProvider) Option { return func(o *options) { o.tp = tp } }
+
+// WithMeterProvider sets the OpenTelemetry meter provider of the metrics
+// approval.transitions, approval.decision.duration and approval.operations;
+// nil or absent means the global provider.
+func WithMeterProvider(mp metric.MeterProvider) Option { return func(o *options) { o.mp = mp } }
+
+func collect(opts []Option) (options, error) {
+	o := options{busyTimeout: DefaultBusyTimeout, maxDraft: DefaultMaxDraftBytes}
+	for _, opt := range opts {
+		if opt == nil {
+			return options{}, errors.New("approval: nil Option")
+		}
+		opt(&o)
 	}
-	if cfg.log == nil {
-		cfg.log = slog.Default()
+	switch {
+	case o.busyTimeout <= 0:
+		return options{}, fmt.Errorf("approval: WithBusyTimeout: must be positive, got %v", o.busyTimeout)
+	case o.maxDraft <= 0:
+		return options{}, fmt.Errorf("approval: WithMaxDraftBytes: must be positive, got %d", o.maxDraft)
+	case o.readOnly && o.create:
+		return options{}, errors.New("approval: WithReadOnly and WithCreate exclude each other")
+	case o.schemaSet:
+		if err := checkSchema(o.schema); err != nil {
+			return options{}, err
+		}
 	}
-	if cfg.busyTimeout <= 0 {
-		return nil, fmt.Errorf("approval: busy timeout must be positive, got %v", cfg.busyTimeout)
-	}
-	if cfg.maxDraft <= 0 {
-		return nil, fmt.Errorf("approval: max draft bytes must be positive, got %d", cfg.maxDraft)
-	}
-	if cfg.now == nil {
-		return nil, errors.New("approval: clock is nil")
-	}
-	dsn, err := dataSourceName(path, cfg.busyTimeout)
-	if err != nil {
-		return nil, err
-	}
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("approval: open %q: %w", path, err)
-	}
+	return o, nil
+}
+
+func newStoreFor(db *sql.DB, owns bool, path string, o options) *Store {
 	s := &Store{
+		q:        &sqliteQueries,
 		db:       db,
-		log:      cfg.log,
-		now:      cfg.now,
-		maxDraft: cfg.maxDraft,
+		ownsDB:   owns,
+		path:     path,
+		log:      o.log,
+		maxDraft: o.maxDraft,
+		readOnly: o.readOnly,
 		writer:   make(chan struct{}, 1),
 		closed:   make(chan struct{}),
 		stmts:    map[string]*sql.Stmt{},
+		tel:      newTelemetry(o),
 	}
-	if err := s.enableWAL(ctx, cfg.busyTimeout); err != nil {
-		return nil, errors.Join(err, db.Close())
-	}
-	if err := s.checkSettings(ctx, cfg.busyTimeout); err != nil {
-		return nil, errors.Join(err, db.Close())
-	}
-	if err := s.write(ctx, func(tx *sql.Tx) error {
-		return migrate(ctx, tx, schemaMigrations(), s.now())
-	}); err != nil {
-		return nil, errors.Join(fmt.Errorf("approval: migrate %q: %w", path, err), db.Close())
-	}
-	// Statements are prepared once, here, and never inside a transaction,
-	// which would need a second connection while the first is held.
-	for _, q := range statements() {
-		st, err := db.PrepareContext(ctx, q)
-		if err != nil {
-			return nil, errors.Join(fmt.Errorf("approval: prepare: %w", err), s.Close())
-		}
-		s.stmts[q] = st
-	}
-	return s, nil
+	s.tel.setBackend(false)
+	return s
 }
 
-// Close closes the store's connections. Calls after Close return ErrClosed;
-// Close itself may be called again, from any goroutine, and then returns
-// nil.
+// Close closes the store's statements and, for a store from Open, its
+// connections; a store from OpenDB leaves the caller's *sql.DB open. Calls
+// after Close return ErrClosed; Close itself may be called again, from any
+// goroutine, and then returns nil.
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		close(s.closed)
+		if s.unobserve != nil {
+			_ = s.unobserve()
+		}
 		s.stmtMu.Lock()
 		errs := make([]error, 0, len(s.stmts)+1)
 		for _, st := range s.stmts {
@@ -143,28 +188,96 @@ func (s *Store) Close() error {
 		}
 		s.stmts = nil
 		s.stmtMu.Unlock()
-		err = errors.Join(append(errs, s.db.Close())...)
+		if s.ownsDB {
+			errs = append(errs, s.db.Close())
+		}
+		err = errors.Join(errs...)
 	})
 	return err
 }
 
-// prepared returns the store's prepared statement for query, in tx when tx
-// is not nil.
-func (s *Store) prepared(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+// info logs at Info level when the store has a logger.
+func (s *Store) info(ctx context.Context, msg string, attrs ...slog.Attr) {
+	if s.log != nil {
+		s.log.LogAttrs(ctx, slog.LevelInfo, msg, attrs...)
+	}
+}
+
+// prepare prepares every statement of the store, once, at Open, never
+// inside a transaction (which would need a second connection while the
+// first is held).
+func (s *Store) prepare(ctx context.Context) error {
+	if s.pg {
+		return nil // pgx prepares and caches each statement per connection
+	}
+	for _, q := range s.q.all() {
+		st, err := s.db.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("approval: prepare: %w", s.dbErr(err))
+		}
+		s.stmts[q] = st
+	}
+	return nil
+}
+
+// stmt is one of the store's statements, bound to a transaction or to
+// the pool: a statement prepared at Open (SQLite), or the query text, which
+// pgx prepares and caches per connection (PostgreSQL).
+type stmt struct {
+	st    *sql.Stmt
+	on    queryer
+	query string
+}
+
+// queryer is a *sql.DB or a *sql.Tx.
+type queryer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (x stmt) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	if x.st != nil {
+		return x.st.ExecContext(ctx, args...)
+	}
+	return x.on.ExecContext(ctx, x.query, args...)
+}
+
+func (x stmt) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
+	if x.st != nil {
+		return x.st.QueryContext(ctx, args...)
+	}
+	return x.on.QueryContext(ctx, x.query, args...)
+}
+
+func (x stmt) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
+	if x.st != nil {
+		return x.st.QueryRowContext(ctx, args...)
+	}
+	return x.on.QueryRowContext(ctx, x.query, args...)
+}
+
+// prepared returns the store's statement for query, in tx when tx is not
+// nil.
+func (s *Store) prepared(ctx context.Context, tx *sql.Tx, query string) (stmt, error) {
 	s.stmtMu.Lock()
 	st, ok := s.stmts[query]
 	closed := s.stmts == nil
 	s.stmtMu.Unlock()
 	switch {
 	case closed:
-		return nil, ErrClosed
+		return stmt{}, ErrClosed
+	case s.pg && tx != nil:
+		return stmt{on: tx, query: query}, nil
+	case s.pg:
+		return stmt{on: s.db, query: query}, nil
 	case !ok:
-		return nil, fmt.Errorf("approval: statement not prepared at Open: %.40q", query)
+		return stmt{}, fmt.Errorf("approval: statement not prepared at Open: %.40q", query)
 	}
 	if tx != nil {
-		return tx.StmtContext(ctx, st), nil
+		return stmt{st: tx.StmtContext(ctx, st)}, nil
 	}
-	return st, nil
+	return stmt{st: st}, nil
 }
 
 func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
@@ -175,109 +288,111 @@ func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any)
 	return st.ExecContext(ctx, args...)
 }
 
-// busyMillis is the busy timeout as SQLite takes it: whole milliseconds,
-// at least one.
-func busyMillis(d time.Duration) int64 { return max(d.Milliseconds(), 1) }
-
-func dataSourceName(path string, busy time.Duration) (string, error) {
+// dbErr marks a SQLite error that says the file is damaged as a
+// *CorruptError and one that says it may not be written as ErrReadOnly;
+// others are returned as they are.
+func (s *Store) dbErr(err error) error {
+	var ce *CorruptError
 	switch {
-	case path == "":
-		return "", errors.New("approval: empty database path")
-	case path == ":memory:" || strings.HasPrefix(path, "file:"):
-		return "", fmt.Errorf("approval: database path %q must be a plain file name", path)
-	case strings.ContainsAny(path, "?\x00"):
-		return "", fmt.Errorf("approval: database path %q holds '?' or NUL", path)
+	case err == nil || errors.As(err, &ce):
+		return err
+	case s.pg:
+		return pgErr(err)
+	case sqlitex.IsCorrupt(err):
+		return &CorruptError{Problems: []string{err.Error()}, Err: err}
+	case sqlitex.IsReadOnly(err) && !errors.Is(err, ErrReadOnly):
+		return fmt.Errorf("%w: %w", ErrReadOnly, err)
 	}
-	return path + "?_txlock=immediate&_busy_timeout=" + strconv.FormatInt(busyMillis(busy), 10) +
-		"&_foreign_keys=1&_synchronous=FULL", nil
+	return err
 }
 
-// enableWAL switches the file to WAL mode, which is persistent. SQLite does
-// not apply the busy timeout to this switch: when several processes open a
-// new file at once, all but one get SQLITE_BUSY at once. So it is retried,
-// with a short backoff, until the busy timeout or ctx ends.
-func (s *Store) enableWAL(ctx context.Context, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	delay := time.Millisecond
-	for {
-		var mode string
-		err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
-		switch {
-		case err == nil && strings.EqualFold(mode, "wal"):
-			return nil
-		case err == nil:
-			return fmt.Errorf("approval: journal_mode is %q after setting wal", mode)
-		case !isBusy(err) || time.Now().After(deadline):
-			return fmt.Errorf("approval: set journal_mode wal: %w", err)
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		delay = min(2*delay, 50*time.Millisecond)
-	}
-}
+// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED, or
+// PostgreSQL's serialization failure, deadlock or lock_not_available.
+func isBusy(err error) bool { return sqlitex.IsBusy(err) || pgBusy(err) }
 
-// isBusy reports whether err is SQLite's SQLITE_BUSY (any extended code).
-func isBusy(err error) bool {
-	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
-}
-
-// checkSettings confirms that the connection settings took effect rather
-// than trusting the DSN: a driver that ignored a parameter would otherwise
-// leave the store less durable than it says.
-func (s *Store) checkSettings(ctx context.Context, busy time.Duration) error {
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("approval: connect: %w", err)
-	}
-	defer conn.Close()
-	want := []struct{ pragma, value string }{
-		{"journal_mode", "wal"},
-		{"synchronous", "2"}, // FULL
-		{"foreign_keys", "1"},
-		{"busy_timeout", strconv.FormatInt(busyMillis(busy), 10)},
-	}
-	for _, w := range want {
-		var got string
-		if err := conn.QueryRowContext(ctx, "PRAGMA "+w.pragma).Scan(&got); err != nil {
-			return fmt.Errorf("approval: read %s: %w", w.pragma, err)
-		}
-		if !strings.EqualFold(got, w.value) {
-			return fmt.Errorf("approval: %s is %q, want %q", w.pragma, got, w.value)
-		}
-	}
-	return nil
-}
-
-// write runs fn in one write transaction (BEGIN IMMEDIATE through the DSN's
-// _txlock) and commits it if fn returns nil.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+// writable reports why the store cannot write now, or nil.
+func (s *Store) writable() error {
 	select {
 	case <-s.closed:
 		return ErrClosed
 	default:
 	}
-	select {
-	case s.writer <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+	if s.readOnly {
+		return fmt.Errorf("%w: opened WithReadOnly", ErrReadOnly)
 	}
-	defer func() { <-s.writer }()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("approval: begin: %w", err)
+	return nil
+}
+
+// writeOne runs fn, whose first statement writes, as one write. On SQLite
+// it is write. On PostgreSQL fn gets a nil tx and each of its statements
+// runs on the pool and commits on its own: fn must write with its first
+// statement only, and read afterwards only what no transaction changes
+// once committed (a draft, a decision), so that the result is the same as
+// in one transaction, one round trip cheaper.
+func (s *Store) writeOne(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if !s.pg {
+		return s.write(ctx, fn)
+	}
+	if err := s.writable(); err != nil {
+		return err
+	}
+	return s.dbErr(fn(nil))
+}
+
+// write runs fn in one write transaction and commits it if fn returns nil.
+//
+// On SQLite fn's first statement must write: SQLite then takes the write
+// lock at once, waiting up to the busy timeout for it, whatever the
+// database's BEGIN mode, and the transaction never has to upgrade a read
+// snapshot that another writer made stale (which fails at once with
+// SQLITE_BUSY). This process's writers queue on s.writer first.
+//
+// On PostgreSQL the transaction is READ COMMITTED: a statement that waits
+// for a row another transaction holds re-reads the row once that one ends,
+// so an UPDATE … WHERE status = 'approved' that waited for a concurrent
+// Apply finds the operation completed and changes nothing.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	if err := s.writable(); err != nil {
+		return err
+	}
+	if !s.pg {
+		select {
+		case s.writer <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		defer func() { <-s.writer }()
+	}
+	defer func() { err = s.dbErr(err) }()
+	var tx *sql.Tx
+	switch {
+	case s.pg:
+		if tx, err = s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted}); err != nil {
+			return fmt.Errorf("approval: begin: %w", err)
+		}
+	case s.checkConns:
+		c, err := s.db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("approval: connect: %w", err)
+		}
+		defer c.Close()
+		if err := checkConn(ctx, c, s.path); err != nil {
+			return err
+		}
+		if tx, err = c.BeginTx(ctx, nil); err != nil {
+			return fmt.Errorf("approval: begin: %w", err)
+		}
+	default:
+		if tx, err = s.db.BeginTx(ctx, nil); err != nil {
+			return fmt.Errorf("approval: begin: %w", err)
+		}
 	}
 	done := false
 	defer func() {
 		if done {
 			return
 		}
-		if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
+		if rerr := tx.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) && !s.pg {
 			err = errors.Join(err, fmt.Errorf("approval: rollback: %w", rerr))
 		}
 	}()
@@ -290,3 +405,45 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) (err error
 	}
 	return nil
 }
+
+// checkConn reads the settings of the connection a write is about to use:
+// synchronous FULL or EXTRA (a decision acknowledged is on disk), foreign
+// keys on, and a busy timeout (writers queue for the lock).
+func checkConn(ctx context.Context, c *sql.Conn, path string) error {
+	var sync, fk, busy int64
+	if err := c.QueryRowContext(ctx, qConnSettings).Scan(&sync, &fk, &busy); err != nil {
+		return fmt.Errorf("approval: read connection settings: %w", err)
+	}
+	if err := settingsProblem("", sync, fk, busy); err != nil {
+		return fmt.Errorf("approval: a connection of the pool over %s: %w (%s)", path, err, settingsRemedy)
+	}
+	return nil
+}
+
+// settingsProblem returns an ErrSettings error naming every setting that
+// breaks a guarantee, or nil. journal is "" when not checked.
+func settingsProblem(journal string, sync, fk, busy int64) error {
+	var bad []string
+	if journal != "" && !strings.EqualFold(journal, "wal") {
+		bad = append(bad, fmt.Sprintf("journal_mode is %s, want wal", journal))
+	}
+	if sync < 2 {
+		bad = append(bad, fmt.Sprintf("synchronous is %d, want 2 (FULL) or 3 (EXTRA)", sync))
+	}
+	if fk != 1 {
+		bad = append(bad, fmt.Sprintf("foreign_keys is %d, want 1", fk))
+	}
+	if busy <= 0 {
+		bad = append(bad, fmt.Sprintf("busy_timeout is %d ms, want more than 0", busy))
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrSettings, strings.Join(bad, ", "))
+}
+
+// settingsRemedy is the remedy of a settings error.
+const settingsRemedy = "set them in the DSN of every connection, e.g. " + exampleDSN
+
+// exampleDSN is the DSN the settings errors quote.
+const exampleDSN = "file:app.db?_pragma=journal_mode(wal)&_pragma=synchronous(full)&_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_txlock=immediate"

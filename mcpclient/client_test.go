@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/candorkit/candor/internal/mcptest"
+	"github.com/candorkit/candor/mcpclient/mcptest"
 	"golang.org/x/oauth2"
 )
 
@@ -59,7 +59,7 @@ func TestDialPinsProtocolAndTakesSessionFromInitialize(t *testing.T) {
 	eachServer(t, func(t *testing.T, kind mcptest.Kind) {
 		srv := mcptest.New(t, kind)
 		c := dial(t, srv.URL)
-		if got := c.ProtocolVersion(); got != "2025-11-25" {
+		if got := c.ProtocolVersion(); got != DefaultProtocolVersion {
 			t.Fatalf("protocol version = %q, want 2025-11-25", got)
 		}
 		if c.SessionID() == "" {
@@ -273,11 +273,18 @@ func TestUnauthorizedIsTypedAndNotRetried(t *testing.T) {
 		srv := mcptest.New(t, kind, mcptest.WithBearer("right"))
 		_, err := Dial(t.Context(), srv.URL, WithTokenSource(oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "wrong"})))
 		var se *StatusError
-		if !errors.Is(err, ErrUnauthorized) || !errors.As(err, &se) || se.StatusCode != 401 || se.Method != "initialize" {
+		if !errors.Is(err, ErrUnauthorized) || !errors.As(err, &se) || se.StatusCode != 401 || !strings.Contains(err.Error(), "initialize") || se.Header.Get("WWW-Authenticate") == "" {
 			t.Fatalf("Dial with a wrong token: %v", err)
 		}
 		if strings.Contains(err.Error(), "wrong") {
 			t.Fatalf("error text leaks the token: %v", err)
+		}
+		// The server's body is "unauthorized\n": quoted without the newline.
+		if msg := err.Error(); strings.ContainsAny(msg, "\r\n") || !strings.HasSuffix(msg, ": unauthorized") {
+			t.Fatalf("Error() = %q, want the trimmed body excerpt", msg)
+		}
+		if string(se.Body) != "unauthorized\n" || se.Header.Get("WWW-Authenticate") != `Bearer realm="mcptest"` {
+			t.Fatalf("StatusError body %q header %v, want them as received", se.Body, se.Header)
 		}
 		if n := len(srv.Requests()); n != 1 {
 			t.Fatalf("server saw %d requests, want 1", n)

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
+
+	"github.com/candorkit/candor/internal/httpx"
 )
 
 // Sentinel errors, matched with errors.Is.
@@ -20,10 +23,16 @@ var (
 	// ErrResponseTooLarge: one response body went over WithMaxResponseBytes.
 	ErrResponseTooLarge = errors.New("mcpclient: response body too large")
 	// ErrSessionExpired: the server no longer knows the session (404, or a
-	// 400 saying so) even after the one re-initialization the client makes.
-	// It is matched by a *StatusError, or by a plain error when the
-	// transport already knew the session had ended and sent nothing.
+	// 400 saying so, in answer to the POST of the request) even after the
+	// one re-initialization the client makes. It is matched by a
+	// *StatusError, or by a plain error when the transport already knew the
+	// session had ended and sent nothing.
 	ErrSessionExpired = errors.New("mcpclient: session expired")
+	// ErrOutcomeUnknown: the server accepted the request (its POST was
+	// answered 2xx) but no response was read, so the tool may or may not
+	// have run. The client never sends such a call again; matched by an
+	// *OutcomeUnknownError.
+	ErrOutcomeUnknown = errors.New("mcpclient: outcome unknown")
 	// ErrIDMismatch: the JSON-RPC response carried another id than the
 	// request.
 	ErrIDMismatch = errors.New("mcpclient: JSON-RPC response id does not match the request")
@@ -31,9 +40,39 @@ var (
 	// failure: a *ToolError, and a *MalformedResultError whose raw result
 	// had isError set.
 	ErrToolFailed = errors.New("mcpclient: tool reported a failure")
-	// ErrClosed: the client was closed.
+	// ErrClosed: the client or pool was closed.
 	ErrClosed = errors.New("mcpclient: client closed")
+	// ErrUnknownTool: schemas are checked for the session (WithToolSchemas,
+	// or after a complete ListTools) and the tool is not in the server's
+	// tool list, even after listing it again; nothing was sent.
+	ErrUnknownTool = errors.New("mcpclient: tool not in the server's tool list")
+	// ErrPoolFull: the pool holds WithMaxSessions sessions, all of them in
+	// use, so no session can be opened for a new subject; nothing was sent.
+	ErrPoolFull = errors.New("mcpclient: session pool full")
 )
+
+// SchemaError says that a value does not match a schema the tool
+// declared in tools/list. For arguments (Schema "inputSchema") it is
+// returned before anything is sent; for a structuredContent (Schema
+// "outputSchema") it is the Err of a *MalformedResultError, never data.
+type SchemaError struct {
+	Tool string
+	// Schema is "inputSchema" or "outputSchema".
+	Schema string
+	// Violations lists what does not match, each at most 256 bytes: every
+	// required top-level property that is missing, every top-level property
+	// that does not match its own schema, else the validator's first
+	// finding; or why the schema itself cannot be used to validate.
+	Violations []string
+}
+
+func (e *SchemaError) Error() string {
+	what := "arguments do not match"
+	if e.Schema == "outputSchema" {
+		what = "structuredContent does not match"
+	}
+	return fmt.Sprintf("mcpclient: tool %q: %s the tool's %s: %s", e.Tool, what, e.Schema, httpx.Excerpt([]byte(strings.Join(e.Violations, "; ")), 1024))
+}
 
 // ToolError is a tool result with isError: true. The tool ran and said it
 // failed; its content is a message for humans, never data.
@@ -44,7 +83,7 @@ type ToolError struct {
 }
 
 func (e *ToolError) Error() string {
-	return fmt.Sprintf("mcpclient: tool %q failed: %s", e.Tool, truncate(e.Text, 512))
+	return fmt.Sprintf("mcpclient: tool %q failed: %s", e.Tool, httpx.Excerpt([]byte(e.Text), 512))
 }
 
 // Is reports ErrToolFailed.
@@ -65,20 +104,27 @@ func (e *ProtocolError) Error() string {
 	if e.Tool != "" {
 		what = fmt.Sprintf("tool %q", e.Tool)
 	}
-	return fmt.Sprintf("mcpclient: %s: JSON-RPC error %d: %s", what, e.Code, truncate(e.Message, 512))
+	return fmt.Sprintf("mcpclient: %s: JSON-RPC error %d: %s", what, e.Code, httpx.Excerpt([]byte(e.Message), 512))
 }
 
-// MalformedResultError is a tools/call result the client cannot decode:
-// not an object, isError not a boolean, content missing or with a bad item.
-// It keeps the exact bytes and whether isError was set in them.
+// MalformedResultError is a tools/call response the client cannot decode:
+// a result that is not an object, isError not a boolean or given twice,
+// content missing or with a bad item, or a response envelope with a
+// duplicated result or error member. It keeps the exact bytes and whether
+// isError was set in them.
 type MalformedResultError struct {
 	Tool string
-	Raw  json.RawMessage // the result member exactly as received
+	// Raw is the result member exactly as received, or the whole response
+	// message when the envelope itself is malformed.
+	Raw json.RawMessage
 	// IsError reports that the raw result carries an isError member whose
 	// value is anything but false or null (for instance true or "true"):
 	// the server most likely reported a failure.
 	IsError bool
 	Reason  string
+	// Err is the cause when there is one: a *SchemaError for a
+	// structuredContent that does not match the tool's outputSchema.
+	Err error
 }
 
 func (e *MalformedResultError) Error() string {
@@ -88,9 +134,13 @@ func (e *MalformedResultError) Error() string {
 // Is reports ErrToolFailed when the raw result had isError set.
 func (e *MalformedResultError) Is(target error) bool { return target == ErrToolFailed && e.IsError }
 
+// Unwrap returns the cause.
+func (e *MalformedResultError) Unwrap() error { return e.Err }
+
 // DecodeError is a successful tool result whose payload is not the JSON the
 // caller asked for (not JSON at all, null, trailing data, wrong shape, or a
-// page that breaks the paging convention).
+// page that breaks the paging convention), or an initialize answer the
+// client cannot use.
 type DecodeError struct {
 	Tool string
 	Raw  []byte // the payload that failed: structuredContent or the text content
@@ -106,23 +156,36 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// StatusError is an HTTP answer other than 2xx. Body holds at most the
-// first 64 KiB of the response body (less with a smaller
-// WithMaxResponseBytes); a longer body is cut, never an error of its own.
+// StatusError is an HTTP answer other than 2xx to a request of the client.
+// Header is the response header as received (a 401's WWW-Authenticate is
+// there); Body holds at most the first 64 KiB of the response body (less
+// with a smaller WithMaxResponseBytes), a longer body being cut, never an
+// error of its own.
 type StatusError struct {
-	Method     string // JSON-RPC method, or "DELETE" for session termination
 	StatusCode int
+	Header     http.Header
 	Body       []byte
 
-	expired bool // the request carried a session id the server no longer knows
+	method  string // JSON-RPC method, "DELETE" for session termination, "GET" for a resumption
+	tool    string // the tool of a tools/call
+	expired bool   // the request carried a session id the server no longer knows
 }
 
+// Error names the request and the status and quotes a short excerpt of the
+// body, trimmed and cut on a rune boundary.
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("mcpclient: %s: HTTP %d %s: %s", e.Method, e.StatusCode, http.StatusText(e.StatusCode), truncate(string(e.Body), 256))
+	prefix := "mcpclient"
+	switch {
+	case e.tool != "":
+		prefix += fmt.Sprintf(": tool %q", e.tool)
+	case e.method != "":
+		prefix += ": " + e.method
+	}
+	return httpx.StatusText(prefix, e.StatusCode, e.Body)
 }
 
 // Is matches ErrUnauthorized for 401 and ErrSessionExpired when the status
-// and body say the session is unknown.
+// and body of the answer to the request's POST say the session is unknown.
 func (e *StatusError) Is(target error) bool {
 	switch target {
 	case ErrUnauthorized:
@@ -133,9 +196,57 @@ func (e *StatusError) Is(target error) bool {
 	return false
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+// OutcomeUnknownError is a request the server accepted (its POST was
+// answered 2xx, for an event stream with an event id) whose response was
+// never read: the stream ended without it and could not be resumed within
+// the client's bounds, a resumption was refused, or the body broke off. The
+// tool may have run; the client does not send the call again, and the
+// caller must not assume either outcome.
+type OutcomeUnknownError struct {
+	Tool string // the tool of a tools/call ("" for initialize)
+	// Resumes is the number of resumption requests (GET with
+	// Last-Event-ID) the client sent for this request.
+	Resumes int
+	Reason  string
+	// Err is the cause when there is one: the *StatusError of a refused
+	// resumption, ErrBudgetExceeded (no resumption allowed), a transport
+	// error.
+	Err error
 }
+
+func (e *OutcomeUnknownError) Error() string {
+	var b strings.Builder
+	b.WriteString("mcpclient: ")
+	if e.Tool != "" {
+		fmt.Fprintf(&b, "tool %q: ", e.Tool)
+	}
+	b.WriteString("outcome unknown: ")
+	b.WriteString(e.Reason)
+	if e.Resumes > 0 {
+		fmt.Fprintf(&b, " (after %d resumptions)", e.Resumes)
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Is reports ErrOutcomeUnknown.
+func (e *OutcomeUnknownError) Is(target error) bool { return target == ErrOutcomeUnknown }
+
+// Unwrap returns the cause.
+func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
+
+// usageError is a request the caller made that the client refuses before
+// sending anything (bad arguments, a bad page size or cursor).
+type usageError struct {
+	msg string
+	err error // a sentinel it matches, if any
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return &usageError{msg: fmt.Sprintf(format, a...)} }

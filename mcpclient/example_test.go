@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 
-	"github.com/candorkit/candor/internal/mcptest"
 	"github.com/candorkit/candor/mcpclient"
+	"github.com/candorkit/candor/mcpclient/mcptest"
 )
 
 // Example calls tools of a real mcp-go server on loopback: a success, a
@@ -48,7 +50,7 @@ func Example() {
 		fmt.Printf("not JSON: %q\n", de.Raw[:9])
 	}
 
-	scan, err := mcpclient.Pages[mcptest.Item](ctx, c, "list", nil, 10)
+	scan, err := mcpclient.Pages[mcptest.Item](ctx, c, "list", nil, mcpclient.PageOptions{Size: 10})
 	fmt.Println("items:", len(scan.Items), "pages:", scan.Pages, "complete:", scan.Complete, err)
 	// Output:
 	// protocol: 2025-11-25
@@ -56,6 +58,72 @@ func Example() {
 	// tool failed: HTTP call failed with status 404: {"detail":"Not found."}
 	// not JSON: "Products:"
 	// items: 25 pages: 3 complete: true <nil>
+}
+
+// ExampleDial passes constructor knobs as options, in any order; an
+// invalid one makes Dial fail before any request.
+func ExampleDial() {
+	srv, err := mcptest.Start(mcptest.GoSDK)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	ctx := context.Background()
+
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	c, err := mcpclient.Dial(ctx, srv.URL,
+		mcpclient.WithBudget(mcpclient.Budget{MaxCalls: 10, MaxBytes: 1 << 20}),
+		mcpclient.WithMaxResponseBytes(256<<10),
+		mcpclient.WithClientInfo("example-agent", "1"),
+		mcpclient.WithLogger(logger))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	_, err = c.Call(ctx, "echo", map[string]int{"qty": 3})
+	fmt.Println("call:", err, "calls used:", c.Usage().Calls)
+
+	_, err = mcpclient.Dial(ctx, srv.URL, mcpclient.WithMaxResponseBytes(0))
+	fmt.Println(mcpclient.Classify(err), err)
+	// Output:
+	// call: <nil> calls used: 1
+	// invalid_argument mcpclient: WithMaxResponseBytes: 0 is not a positive number of bytes
+}
+
+// ExampleClassify decides by the class of a failure instead of a ladder of
+// errors.As: a tool's own failure, a spent budget, an unknown outcome.
+func ExampleClassify() {
+	srv, err := mcptest.Start(mcptest.MCPGo)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	ctx := context.Background()
+	c, err := mcpclient.Dial(ctx, srv.URL, mcpclient.WithBudget(mcpclient.Budget{MaxCalls: 2}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	for _, tool := range []string{"fail", "no-such-tool", "echo"} {
+		_, err := c.Call(ctx, tool, nil)
+		switch kind := mcpclient.Classify(err); kind {
+		case mcpclient.KindOutcomeUnknown:
+			fmt.Println(tool, "may have run: check before trying again")
+		case mcpclient.KindToolError, mcpclient.KindProtocol:
+			fmt.Println(tool, "failed:", kind)
+		default:
+			fmt.Println(tool, "not called:", kind)
+		}
+	}
+	// Output:
+	// fail failed: tool_error
+	// no-such-tool failed: protocol
+	// echo not called: budget_exceeded
 }
 
 // ExamplePage reads a paged list one page at a time, as a caller that keeps
@@ -75,9 +143,10 @@ func ExamplePage() {
 	}
 	defer c.Close()
 
+	opts := mcpclient.PageOptions{Size: 10}
 	cursor, second := "", ""
 	for {
-		p, err := mcpclient.Page[mcptest.Item](ctx, c, "list", nil, 10, cursor)
+		p, err := mcpclient.Page[mcptest.Item](ctx, c, "list", nil, cursor, opts)
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -94,7 +163,7 @@ func ExamplePage() {
 
 	// This fault drops nextCursor from the second page: the page does not
 	// say whether it is the last, so it is an error, not an end of list.
-	_, err = mcpclient.Page[mcptest.Item](ctx, c, "list", map[string]any{"fault": "missing-next"}, 10, second)
+	_, err = mcpclient.Page[mcptest.Item](ctx, c, "list", map[string]any{"fault": "missing-next"}, second, opts)
 	var de *mcpclient.DecodeError
 	if errors.As(err, &de) {
 		fmt.Println("malformed:", de.Err)
@@ -104,4 +173,45 @@ func ExamplePage() {
 	// 10 items from item-011, total 25, last false
 	// 5 items from item-021, total 25, last true
 	// malformed: page has no "nextCursor" key
+}
+
+// ExampleAll ranges over a paged list with limit/offset paging; a scan
+// that cannot finish ends with an error, here a repeated cursor.
+func ExampleAll() {
+	srv, err := mcptest.Start(mcptest.MCPGo)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	ctx := context.Background()
+	c, err := mcpclient.Dial(ctx, srv.URL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	n := 0
+	for item, err := range mcpclient.All[mcptest.Item](ctx, c, "list", nil, mcpclient.PageOptions{Size: 10, Offset: true}) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		n++
+		_ = item
+	}
+	fmt.Println("items:", n)
+
+	n = 0
+	for _, err := range mcpclient.All[mcptest.Item](ctx, c, "list", map[string]any{"fault": "repeat-cursor"}, mcpclient.PageOptions{Size: 10}) {
+		if err != nil {
+			fmt.Println("after", n, "items:", mcpclient.Classify(err))
+			break
+		}
+		n++
+	}
+	// Output:
+	// items: 25
+	// after 20 items: incomplete
 }

@@ -21,7 +21,7 @@ import (
 // JSON object that has none of T's fields ({} or an upstream error such as
 // {"detail":"Not found."}) is not a T either: encoding/json would give a
 // zero T. Decode into a map or json.RawMessage to take any object.
-func CallJSON[T any](ctx context.Context, c *Client, tool string, args any) (T, error) {
+func CallJSON[T any](ctx context.Context, c ToolCaller, tool string, args any) (T, error) {
 	var zero T
 	res, err := c.Call(ctx, tool, args)
 	if err != nil {

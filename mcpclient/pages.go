@@ -5,11 +5,56 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"strconv"
+
+	"github.com/candorkit/candor/internal/httpx"
+	"github.com/candorkit/candor/internal/scan"
 )
 
-// DefaultMaxPages bounds a scan unless WithMaxPages says otherwise.
+// DefaultMaxPages bounds a scan unless PageOptions.MaxPages says otherwise.
 const DefaultMaxPages = 1000
+
+// DefaultPageSize is the page size ("limit") unless PageOptions.Size says
+// otherwise.
+const DefaultPageSize = 100
+
+// PageOptions are the per-call parameters of Page, Pages and All; the zero
+// value pages by cursor, DefaultPageSize items a page, and stops a scan
+// after DefaultMaxPages pages.
+type PageOptions struct {
+	// Size is the "limit" argument of each call (0: DefaultPageSize;
+	// negative: an error before any call).
+	Size int
+	// Offset pages with "limit" and "offset" (0, Size, 2×Size, …) instead
+	// of a cursor. Each page must then carry "items" and an integer
+	// "total"; the list ends when the items read equal total. With Page,
+	// the cursor is then "" for offset 0 and otherwise a NextCursor
+	// returned by an earlier offset page (the decimal offset of the next
+	// page).
+	Offset bool
+	// MaxPages stops a Pages or All scan after this many pages (0:
+	// DefaultMaxPages); a scan stopped so is not complete. Page, which
+	// reads one page, does not use it.
+	MaxPages int
+	// MaxItems stops a Pages or All scan once it has this many items (0:
+	// no cap but MaxPages); a scan stopped so is not complete.
+	MaxItems int
+}
+
+func (o PageOptions) size() int {
+	if o.Size == 0 {
+		return DefaultPageSize
+	}
+	return o.Size
+}
+
+func (o PageOptions) maxPages() int {
+	if o.MaxPages <= 0 {
+		return DefaultMaxPages
+	}
+	return o.MaxPages
+}
 
 // Scan is the outcome of Pages. Complete is true only when the last page
 // said it was the last (and its total, if given, matched the items read);
@@ -44,41 +89,17 @@ type PageResult[T any] struct {
 	Raw json.RawMessage
 }
 
-// PageOption configures Page and Pages.
-type PageOption func(*pageConfig)
-
-type pageConfig struct {
-	offset   bool
-	maxPages int
-}
-
-// WithOffsetPaging pages with "limit" and "offset" (0, pageSize, 2×pageSize,
-// …) instead of a cursor. Each page must then carry "items" and an integer
-// "total"; the list ends when the items read equal total. With Page, the
-// cursor is then "" for offset 0 and otherwise a NextCursor returned by an
-// earlier offset page (the decimal offset of the next page).
-func WithOffsetPaging() PageOption { return func(p *pageConfig) { p.offset = true } }
-
-// WithMaxPages stops a Pages scan after n pages (default DefaultMaxPages); a
-// scan stopped so is not complete. Page, which reads one page, ignores it.
-func WithMaxPages(n int) PageOption { return func(p *pageConfig) { p.maxPages = n } }
-
-func newPageConfig(opts []PageOption) pageConfig {
-	cfg := pageConfig{maxPages: DefaultMaxPages}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	return cfg
-}
-
 // checkPageRequest refuses what Page and Pages cannot send.
-func checkPageRequest(args map[string]any, pageSize int) error {
-	if pageSize <= 0 {
-		return fmt.Errorf("page size %d must be positive", pageSize)
+func checkPageRequest(args map[string]any, opts PageOptions) error {
+	if opts.Size < 0 {
+		return usagef("page size %d must not be negative", opts.Size)
+	}
+	if opts.MaxPages < 0 || opts.MaxItems < 0 {
+		return usagef("caps must not be negative (MaxPages %d, MaxItems %d)", opts.MaxPages, opts.MaxItems)
 	}
 	for _, k := range []string{"limit", "cursor", "offset"} {
 		if _, ok := args[k]; ok {
-			return fmt.Errorf("args must not set %q, the pager does", k)
+			return usagef("args must not set %q, the pager does", k)
 		}
 	}
 	return nil
@@ -87,23 +108,23 @@ func checkPageRequest(args map[string]any, pageSize int) error {
 // Page reads one page of a paging tool and decodes its items into T.
 //
 // Cursor paging (the default) follows the candor MCP convention: the call
-// sends args plus "limit": pageSize and, unless cursor is "", "cursor":
+// sends args plus "limit": opts.Size and, unless cursor is "", "cursor":
 // cursor. Pass "" for the first page, then the NextCursor of the page
 // before. The page is a JSON object (structuredContent, else the single
 // text content) {"items": [...], "nextCursor": "…"|null, "total": n
 // (optional)}; nextCursor null or "" makes it the Last page. With
-// WithOffsetPaging the call sends "limit" and "offset" and the page must
-// carry an integer total (see WithOffsetPaging for the cursor).
+// opts.Offset the call sends "limit" and "offset" and the page must carry
+// an integer total (see PageOptions.Offset for the cursor).
 //
-// Page applies every rule that one page can break; Pages uses it for each
-// page. The rules that span pages are left to a caller that loops over
-// Page: a cursor seen before, a last page whose total differs from the
-// items read, a cap on the number of pages.
+// Page applies every rule that one page can break; Pages and All use it
+// for each page. The rules that span pages are left to a caller that loops
+// over Page: a cursor seen before, a last page whose total differs from
+// the items read, a cap on the number of pages.
 //
 // Failures, always with the zero PageResult:
-//   - a page size ≤ 0, args that set "limit", "cursor" or "offset", or an
-//     offset cursor that is not a non-negative integer: an error before any
-//     call;
+//   - a negative page size, args that set "limit", "cursor" or "offset",
+//     or an offset cursor that is not a non-negative integer: an error
+//     before any call (Kind invalid_argument);
 //   - a failed call: the error of Client.Call, unwrapped (*ToolError,
 //     *ProtocolError, *MalformedResultError, ErrBudgetExceeded, the
 //     context's error, …);
@@ -112,34 +133,32 @@ func checkPageRequest(args map[string]any, pageSize int) error {
 //     is not a non-negative integer; with offset paging a missing total, an
 //     empty page before total or more items than total) or an item that is
 //     not a T: a *DecodeError whose Raw is the page.
-func Page[T any](ctx context.Context, c *Client, tool string, args map[string]any, pageSize int, cursor string, opts ...PageOption) (PageResult[T], error) {
-	cfg := newPageConfig(opts)
-	if err := checkPageRequest(args, pageSize); err != nil {
-		return PageResult[T]{}, fmt.Errorf("mcpclient: page of %q: %w", tool, err)
+func Page[T any](ctx context.Context, c ToolCaller, tool string, args map[string]any, cursor string, opts PageOptions) (PageResult[T], error) {
+	if err := checkPageRequest(args, opts); err != nil {
+		return PageResult[T]{}, usagef("mcpclient: page of %q: %v", tool, err)
 	}
-	p, _, err := readPage[T](ctx, c, tool, args, pageSize, cursor, cfg.offset)
+	p, err := readPage[T](ctx, c, tool, args, cursor, opts)
 	if err != nil {
 		return PageResult[T]{}, err
 	}
 	return p, nil
 }
 
-// readPage is Page without the argument checks. When err is a *DecodeError
-// about a page that decoded but whose offset and total disagree, decoded is
-// true and p holds the page: Pages counts such a page as read.
-func readPage[T any](ctx context.Context, c *Client, tool string, args map[string]any, pageSize int, cursor string, offset bool) (p PageResult[T], decoded bool, err error) {
+// readPage is Page without the argument checks.
+func readPage[T any](ctx context.Context, c ToolCaller, tool string, args map[string]any, cursor string, opts PageOptions) (PageResult[T], error) {
+	var p PageResult[T]
 	call := make(map[string]any, len(args)+2)
 	for k, v := range args {
 		call[k] = v
 	}
-	call["limit"] = pageSize
+	call["limit"] = opts.size()
 	start := 0
 	switch {
-	case offset:
+	case opts.Offset:
 		if cursor != "" {
 			n, err := strconv.Atoi(cursor)
 			if err != nil || n < 0 {
-				return p, false, fmt.Errorf("mcpclient: page of %q: offset cursor %q is not a non-negative integer", tool, truncate(cursor, 64))
+				return p, usagef("mcpclient: page of %q: offset cursor %q is not a non-negative integer", tool, httpx.Excerpt([]byte(cursor), 64))
 			}
 			start = n
 		}
@@ -149,20 +168,19 @@ func readPage[T any](ctx context.Context, c *Client, tool string, args map[strin
 	}
 	res, err := c.Call(ctx, tool, call)
 	if err != nil {
-		return p, false, err
+		return p, err
 	}
-	p, err = decodePage[T](res, offset)
+	p, err = decodePage[T](res, opts.Offset)
 	if err != nil {
-		raw := p.Raw
-		return PageResult[T]{}, false, &DecodeError{Tool: tool, Raw: raw, Err: err}
+		return PageResult[T]{}, &DecodeError{Tool: tool, Raw: p.Raw, Err: err}
 	}
-	if !offset {
+	if !opts.Offset {
 		p.Last = p.NextCursor == ""
-		return p, true, nil
+		return p, nil
 	}
 	// Offset paging: the page ends the list when it reaches total.
-	bad := func(format string, a ...any) (PageResult[T], bool, error) {
-		return p, true, &DecodeError{Tool: tool, Raw: p.Raw, Err: fmt.Errorf(format, a...)}
+	bad := func(format string, a ...any) (PageResult[T], error) {
+		return PageResult[T]{}, &DecodeError{Tool: tool, Raw: p.Raw, Err: fmt.Errorf(format, a...)}
 	}
 	if !p.HasTotal {
 		return bad("offset paging needs an integer total")
@@ -177,70 +195,102 @@ func readPage[T any](ctx context.Context, c *Client, tool string, args map[strin
 	default:
 		p.Last, p.NextCursor = false, strconv.Itoa(n)
 	}
-	return p, true, nil
+	return p, nil
 }
 
 // Pages reads every page of a paging tool and decodes the items into T.
 //
 // Each page is read as Page reads it (cursor paging by default,
-// WithOffsetPaging for limit/offset), starting with cursor "" and going on
-// with each page's NextCursor. A page that says it is the last ends the
-// scan as complete, provided its total, if any, equals the items read. A
-// malformed page, an item that is not a T, a cursor seen before, a total
-// that does not match, a failed call (tool error, budget, transport), a
-// cancelled context or the page cap stop the scan with Complete false. A
-// tool with another paging scheme can be adapted by a small loop over
-// CallJSON, keeping the same rule: complete only when the server said so.
+// opts.Offset for limit/offset), starting with cursor "" and going on with
+// each page's NextCursor. A page that says it is the last ends the scan as
+// complete, provided the total the pages reported, if any, equals the
+// items read. A malformed page, an item that is not a T, a cursor seen
+// before, a total that does not match, a failed call (tool error, budget,
+// transport), a cancelled context or a cap (opts.MaxPages, opts.MaxItems)
+// stop the scan with Complete false. A tool with another paging scheme can
+// be adapted by a small loop over CallJSON, keeping the same rule:
+// complete only when the server said so.
 //
 // The error is nil exactly when the scan is complete; when it is not, the
-// error is the cause (a *DecodeError for a malformed page) and Reason is its
-// text.
-func Pages[T any](ctx context.Context, c *Client, tool string, args map[string]any, pageSize int, opts ...PageOption) (Scan[T], error) {
-	cfg := newPageConfig(opts)
-	var scan Scan[T]
-	stop := func(err error) (Scan[T], error) {
-		scan.Complete = false
-		scan.Reason = err.Error()
-		return scan, err
+// error says how far the scan got and why it stopped, and errors.As
+// reaches the cause (a *DecodeError for a malformed page, the error of a
+// failed call); Classify names a rule that spans pages "incomplete".
+// Reason is the error's text.
+func Pages[T any](ctx context.Context, c ToolCaller, tool string, args map[string]any, opts PageOptions) (Scan[T], error) {
+	var res Scan[T]
+	pages, err := scanPages(ctx, c, tool, args, opts, func(it T) bool {
+		res.Items = append(res.Items, it)
+		return true
+	})
+	res.Pages = pages
+	if err != nil {
+		res.Reason = err.Error()
+		return res, err
 	}
-	if err := checkPageRequest(args, pageSize); err != nil {
-		return stop(fmt.Errorf("mcpclient: pages of %q: %w", tool, err))
-	}
-	seen := map[string]bool{}
-	cursor := ""
-	for {
-		if err := ctx.Err(); err != nil {
-			return stop(fmt.Errorf("mcpclient: pages of %q: stopped after %d pages: %w", tool, scan.Pages, context.Cause(ctx)))
-		}
-		if scan.Pages >= cfg.maxPages {
-			return stop(fmt.Errorf("mcpclient: pages of %q: page cap %d reached before the last page", tool, cfg.maxPages))
-		}
-		n := scan.Pages + 1
-		page, decoded, err := readPage[T](ctx, c, tool, args, pageSize, cursor, cfg.offset)
-		if decoded {
-			scan.Items = append(scan.Items, page.Items...)
-			scan.Pages++
-		}
-		if err != nil {
-			if de, ok := errors.AsType[*DecodeError](err); ok {
-				return stop(&DecodeError{Tool: de.Tool, Raw: de.Raw, Err: fmt.Errorf("page %d: %w", n, de.Err)})
-			}
-			return stop(fmt.Errorf("mcpclient: pages of %q: page %d: %w", tool, n, err))
-		}
+	res.Complete = true
+	return res, nil
+}
 
-		if page.Last {
-			if page.HasTotal && page.Total != len(scan.Items) {
-				return stop(fmt.Errorf("mcpclient: pages of %q: last page reached with %d items but total says %d", tool, len(scan.Items), page.Total))
+// All is Pages as an iterator: it yields the items of each page as the
+// page arrives, and a scan that cannot finish yields a final (zero, err)
+// with the error Pages would return, never a silent end. Items yielded
+// before such an error are NOT the full list (a total that does not match
+// is known only after the last page's items). Breaking out of the loop
+// stops the scan without another call.
+func All[T any](ctx context.Context, c ToolCaller, tool string, args map[string]any, opts PageOptions) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		stopped := false
+		_, err := scanPages(ctx, c, tool, args, opts, func(it T) bool {
+			if !yield(it, nil) {
+				stopped = true
+				return false
 			}
-			scan.Complete = true
-			return scan, nil
+			return true
+		})
+		if err != nil && !stopped {
+			var zero T
+			yield(zero, err)
 		}
-		if seen[page.NextCursor] {
-			return stop(fmt.Errorf("mcpclient: pages of %q: page %d repeats cursor %q", tool, scan.Pages, truncate(page.NextCursor, 64)))
-		}
-		seen[page.NextCursor] = true
-		cursor = page.NextCursor
 	}
+}
+
+// scanPages runs the scan, handing each item to accept; it returns the
+// number of pages read and accepted, and nil exactly when the scan is
+// complete (or accept stopped it).
+func scanPages[T any](ctx context.Context, c ToolCaller, tool string, args map[string]any, opts PageOptions, accept func(T) bool) (int, error) {
+	if err := checkPageRequest(args, opts); err != nil {
+		return 0, usagef("mcpclient: pages of %q: %v", tool, err)
+	}
+	pages := 0
+	fetch := func(ctx context.Context, cursor string) (scan.Page[T], error) {
+		p, err := readPage[T](ctx, c, tool, args, cursor, opts)
+		if err != nil {
+			return scan.Page[T]{}, err
+		}
+		pages++
+		total := scan.UnknownTotal
+		if p.HasTotal {
+			total = p.Total
+		}
+		return scan.Page[T]{Items: p.Items, Next: p.NextCursor, Total: total}, nil
+	}
+	lim := scan.Limits{MaxPages: opts.maxPages(), MaxItems: opts.MaxItems}
+	for it, err := range scan.Seq(ctx, fetch, lim) {
+		if err != nil {
+			return pages, fmt.Errorf("mcpclient: pages of %q: %w", tool, err)
+		}
+		if !accept(it) {
+			break
+		}
+	}
+	return pages, nil
+}
+
+// isIncomplete reports a scan stopped by a rule that spans pages: a
+// repeated cursor, a cap, a total that does not match.
+func isIncomplete(err error) bool {
+	return errors.Is(err, scan.ErrCursorRepeat) || errors.Is(err, scan.ErrPageCap) ||
+		errors.Is(err, scan.ErrItemCap) || errors.Is(err, scan.ErrTotalMismatch)
 }
 
 // decodePage decodes a page payload by the paging convention. On error,

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/candorkit/candor/internal/httpx"
 )
 
 // Result is a successful tools/call result (isError absent or false).
@@ -56,36 +58,57 @@ type malformed struct {
 // decodeResult decodes a tools/call result. It never panics; on failure it
 // reports the reason and whether isError was set in the raw bytes.
 func decodeResult(raw []byte) (*Result, *malformed) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &top); err != nil || top == nil {
-		return nil, &malformed{reason: "result is not a JSON object"}
+	ms, err := members(raw)
+	if err != nil {
+		return nil, &malformed{reason: "result is not a JSON object", isError: isErrorSet(raw)}
 	}
 	res := &Result{Raw: json.RawMessage(raw)}
 
 	// isError is matched case-insensitively (as encoding/json and mcp-go
-	// do), so that no spelling of it can turn a failure into data.
-	for k, v := range top {
-		if !strings.EqualFold(k, "isError") {
-			continue
-		}
-		switch string(bytes.TrimSpace(v)) {
-		case "true":
-			res.IsError = true
-		case "false", "null":
-		default:
-			return nil, &malformed{reason: "isError is not a boolean: " + truncate(string(v), 64), isError: true}
+	// do), so that no spelling of it can turn a failure into data; given
+	// twice, whatever the values and their order, the result is malformed.
+	var isErrors int
+	var rawContent, structured json.RawMessage
+	var hasContent, hasStructured bool
+	var dup string
+	for _, m := range ms {
+		switch {
+		case bytes.EqualFold(m.key, []byte("isError")):
+			isErrors++
+			switch string(bytes.TrimSpace(m.value)) {
+			case "true":
+				res.IsError = true
+			case "false", "null":
+			default:
+				return nil, &malformed{reason: "isError is not a boolean: " + httpx.Excerpt(m.value, 64), isError: true}
+			}
+		case string(m.key) == "content":
+			if hasContent {
+				dup = "content"
+			}
+			rawContent, hasContent = m.value, true
+		case string(m.key) == "structuredContent":
+			if hasStructured {
+				dup = "structuredContent"
+			}
+			structured, hasStructured = m.value, true
 		}
 	}
 	fail := func(reason string) (*Result, *malformed) {
 		return nil, &malformed{reason: reason, isError: res.IsError}
 	}
-
-	if v, ok := top["structuredContent"]; ok && !isNull(v) {
-		res.Structured = v
+	switch {
+	case isErrors > 1:
+		return fail(fmt.Sprintf("isError is given %d times", isErrors))
+	case dup != "":
+		return fail(dup + " is given twice")
 	}
 
-	rawContent, ok := top["content"]
-	if !ok {
+	if hasStructured && !isNull(structured) {
+		res.Structured = structured
+	}
+
+	if !hasContent {
 		return fail("content is missing")
 	}
 	var items []json.RawMessage
@@ -101,6 +124,26 @@ func decodeResult(raw []byte) (*Result, *malformed) {
 		res.Content = append(res.Content, c)
 	}
 	return res, nil
+}
+
+// isErrorSet reports whether bytes that are not a valid result object still
+// carry an isError member set to something other than false or null, as
+// far as they can be read.
+func isErrorSet(raw []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) != nil {
+		return false
+	}
+	for k, v := range top {
+		if strings.EqualFold(k, "isError") {
+			switch string(bytes.TrimSpace(v)) {
+			case "false", "null":
+			default:
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func decodeContent(item json.RawMessage) (Content, error) {

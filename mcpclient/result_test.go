@@ -26,6 +26,11 @@ func TestDecodeResult(t *testing.T) {
 		{`{"content":[{"text":"x"}],"isError":true}`, false, true, "", ""},
 		{`{"isError":true}`, false, true, "", ""},
 		{`{"IsError":true,"content":[]}`, true, true, "", ""},
+		{`{"is\u0045rror":true,"content":[]}`, true, true, "", ""},
+		{`{"content":[],"isError":false,"is\u0045rror":true}`, false, true, "", ""},
+		{` { "content" : [ {"type":"text","text":"}\"{]"} ] , "structuredContent" : {"a":[1,{"b":"]"}]} } `, true, false, "}\"{]", `{"a":[1,{"b":"]"}]}`},
+		{`{"content":[],"structuredContent":1.5e3}`, true, false, "", `1.5e3`},
+		{`{"content":[]} {}`, false, false, "", ""},
 		{`{"content":{}}`, false, false, "", ""},
 		{`{"content":[1]}`, false, false, "", ""},
 		{`{"content":[{"type":"text","text":5}]}`, false, false, "", ""},
@@ -47,6 +52,11 @@ func TestDecodeResult(t *testing.T) {
 		}
 		if res.IsError != tc.isError || res.Text() != tc.text || string(res.Structured) != tc.structure || string(res.Raw) != tc.raw {
 			t.Fatalf("%s: %+v", tc.raw, res)
+		}
+		for _, c := range res.Content {
+			if (c.Type == "image") != (c.MIMEType == "image/png") {
+				t.Fatalf("%s: item %+v, want the image's MIME type", tc.raw, c)
+			}
 		}
 	}
 }
@@ -169,7 +179,7 @@ func TestDecodeStrictNeedsOneFieldOfAStruct(t *testing.T) {
 	}
 	for _, bad := range []string{`{}`, `{"c":1}`, `{"Skip":1}`, `{"hidden":1}`, `{"shapeInner":{"A":1}}`} {
 		v, err := decodeStrict[shapeOuter]([]byte(bad))
-		if err == nil || v != (shapeOuter{}) {
+		if err == nil || v != (shapeOuter{}) || v.hidden != 0 {
 			t.Errorf("%s accepted as %+v", bad, v)
 		}
 	}
@@ -179,4 +189,49 @@ func TestDecodeStrictNeedsOneFieldOfAStruct(t *testing.T) {
 	if _, err := decodeStrict[struct{}]([]byte(`{"x":1}`)); err != nil {
 		t.Errorf("struct{}: %v", err)
 	}
+}
+
+// FuzzMembers checks the member scanner against encoding/json's tokenizer:
+// for every JSON object, the same names (unescaped) and values, in order,
+// duplicates included; anything else is refused.
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{
+		`{}`, ` {"a":1} `, `{"a":1,"a":2}`, `{"is\u0045rror":true,"b":[1,{"c":"}"}]}`,
+		`{"s":"\"\\","n":-1.5e10,"t":true,"f":false,"z":null}`, `[1]`, `{"a":1}{}`, `{"a"}`, `"x"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, err := members(raw)
+		var want []member
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		ok := json.Valid(raw)
+		if ok {
+			if tok, _ := dec.Token(); tok != json.Delim('{') {
+				ok = false
+			}
+		}
+		for ok && dec.More() {
+			k, _ := dec.Token()
+			var v json.RawMessage
+			if dec.Decode(&v) != nil {
+				t.Fatalf("valid JSON failed to decode: %q", raw)
+			}
+			want = append(want, member{key: []byte(k.(string)), value: v})
+		}
+		if !ok {
+			if err == nil {
+				t.Fatalf("members(%q) accepted what is not one JSON object", raw)
+			}
+			return
+		}
+		if err != nil || len(got) != len(want) {
+			t.Fatalf("members(%q) = %d members, %v; want %d", raw, len(got), err, len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i].key, want[i].key) || !bytes.Equal(got[i].value, want[i].value) {
+				t.Fatalf("members(%q)[%d] = %q:%q, want %q:%q", raw, i, got[i].key, got[i].value, want[i].key, want[i].value)
+			}
+		}
+	})
 }

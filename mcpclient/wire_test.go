@@ -1,10 +1,10 @@
 package mcpclient
 
 // Tests in this file use httptest servers only to reproduce specific wire
-// behaviours that real peers were seen to produce (see
-// /work/shared/notes/mcp.md) and that the real test servers cannot be made
-// to produce: a response with another JSON-RPC id, malformed results as sent
-// by other SDKs, a session that keeps expiring, an oversized error body.
+// behaviours that real peers were seen to produce (docs/mcpclient.md) and
+// that the real test servers cannot be made to produce: a response with
+// another JSON-RPC id, malformed results as sent by other SDKs, a session
+// that keeps expiring, an oversized error body.
 
 import (
 	"encoding/json"

@@ -3,6 +3,7 @@ package n8n
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,27 +11,111 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/candorkit/candor/internal/httpx"
+	"github.com/candorkit/candor/internal/otelx"
 )
 
 // DefaultMaxResponseBytes bounds every response body the Client reads unless
-// Options.MaxResponseBytes says otherwise. Execution data can be large; n8n's
+// WithMaxResponseBytes says otherwise. Execution data can be large; n8n's
 // own request limit is 16 MiB.
-const DefaultMaxResponseBytes = 32 << 20
+const DefaultMaxResponseBytes int64 = 32 << 20
 
-// Options configure a Client. The zero value is usable.
-type Options struct {
-	// HTTPClient sends the requests; nil means a client with a two-minute
-	// timeout. The Client uses a copy that does not follow redirects, so the
-	// API key is never replayed to another address.
-	HTTPClient *http.Client
-	// Logger receives one debug record per request (method, path, status,
-	// duration), never a header or a body; nil discards.
-	Logger *slog.Logger
-	// MaxResponseBytes bounds each response body; 0 means DefaultMaxResponseBytes.
-	MaxResponseBytes int64
+// DefaultTimeout is the per-request deadline of a Client without
+// WithTimeout, on top of the caller's context.
+const DefaultTimeout = 2 * time.Minute
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	hc      *http.Client
+	roots   *x509.CertPool
+	log     *slog.Logger
+	maxBody int64
+	timeout time.Duration
+	tp      trace.TracerProvider
+	mp      metric.MeterProvider
+	errs    []error
+}
+
+// WithHTTPClient sets the client (its transport and timeout) used for every
+// request. The Client uses a clone that does not follow redirects, so the
+// API key is never replayed to another address; hc itself is not modified.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(o *options) {
+		if hc == nil {
+			o.errs = append(o.errs, errors.New("n8n: WithHTTPClient(nil)"))
+			return
+		}
+		o.hc = hc
+	}
+}
+
+// WithRootCAs sets the roots n8n's TLS certificate is verified against,
+// applied to a clone of the client's transport (the one WithHTTPClient
+// gives, before or after this option). Verification is never turned off.
+func WithRootCAs(pool *x509.CertPool) Option {
+	return func(o *options) {
+		if pool == nil {
+			o.errs = append(o.errs, errors.New("n8n: WithRootCAs(nil)"))
+			return
+		}
+		o.roots = pool
+	}
+}
+
+// WithLogger sets where the Client (and Deploy, ApplyDir and ApplyPlan with
+// it) logs: one debug record per request (method, path, status, bytes,
+// duration) and one record per deploy step, never a header, a key, a cookie
+// or a body. Nil or absent means nothing is logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.log = l }
+}
+
+// WithMaxResponseBytes sets the exact cap on a response body
+// (DefaultMaxResponseBytes when absent): a body of n bytes is read, one of
+// n+1 is ErrResponseTooLarge. n must be positive.
+func WithMaxResponseBytes(n int64) Option {
+	return func(o *options) {
+		if n <= 0 {
+			o.errs = append(o.errs, fmt.Errorf("n8n: WithMaxResponseBytes(%d): the cap must be positive", n))
+			return
+		}
+		o.maxBody = n
+	}
+}
+
+// WithTimeout sets the deadline of each request (DefaultTimeout when
+// absent), on top of the caller's context. d must be positive.
+func WithTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d <= 0 {
+			o.errs = append(o.errs, fmt.Errorf("n8n: WithTimeout(%s): the timeout must be positive", d))
+			return
+		}
+		o.timeout = d
+	}
+}
+
+// WithTracerProvider sets the OpenTelemetry tracer provider of the
+// Client's spans: one client span per request, and Deploy's span with one
+// span per step (see the package documentation). Nil or absent means the
+// global provider.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *options) { o.tp = tp }
+}
+
+// WithMeterProvider sets the OpenTelemetry meter provider of the metrics
+// http.client.request.duration and n8n.deploy.duration. Nil or absent
+// means the global provider.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(o *options) { o.mp = mp }
 }
 
 // Client calls n8n's public API (/api/v1) with an API key. It is safe for
@@ -40,17 +125,19 @@ type Client struct {
 	base    *url.URL
 	apiKey  string
 	hc      *http.Client
-	log     *slog.Logger
+	log     *slog.Logger // nil: nothing is logged
 	maxBody int64
+	timeout time.Duration
+	tel     *telemetry
 }
 
 // New returns a Client for the n8n at baseURL (scheme and host, optionally a
-// path prefix; e.g. http://127.0.0.1:5678). An empty API key is an error: no
-// identity, no call.
-func New(baseURL, apiKey string, opts Options) (*Client, error) {
+// path prefix; e.g. http://127.0.0.1:5678). It does no I/O. An empty API key
+// is an error: no identity, no call. So is any invalid option.
+func New(baseURL, apiKey string, opts ...Option) (*Client, error) {
 	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
 	if err != nil {
-		return nil, fmt.Errorf("n8n: base URL: %w", err)
+		return nil, fmt.Errorf("n8n: base URL: %w", httpx.StripURL(err))
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("n8n: base URL %q: want http(s)://host[:port][/prefix]", u.Redacted())
@@ -61,21 +148,25 @@ func New(baseURL, apiKey string, opts Options) (*Client, error) {
 	if strings.TrimSpace(apiKey) == "" {
 		return nil, errors.New("n8n: an API key is required")
 	}
-	hc := &http.Client{Timeout: 2 * time.Minute}
-	if opts.HTTPClient != nil {
-		copied := *opts.HTTPClient
-		hc = &copied
+	o := options{maxBody: DefaultMaxResponseBytes, timeout: DefaultTimeout}
+	for _, opt := range opts {
+		if opt == nil {
+			o.errs = append(o.errs, errors.New("n8n: nil Option"))
+			continue
+		}
+		opt(&o)
 	}
-	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if len(o.errs) > 0 {
+		return nil, errors.Join(o.errs...)
 	}
-	max := opts.MaxResponseBytes
-	if max <= 0 {
-		max = DefaultMaxResponseBytes
+	hc := o.hc
+	if o.roots != nil {
+		if hc, err = httpx.WithRootCAs(hc, o.roots); err != nil {
+			return nil, fmt.Errorf("n8n: WithRootCAs: %w", err)
+		}
 	}
-	return &Client{base: u, apiKey: apiKey, hc: hc, log: log, maxBody: max}, nil
+	return &Client{base: u, apiKey: apiKey, hc: httpx.NoRedirectClient(hc), log: o.log,
+		maxBody: o.maxBody, timeout: o.timeout, tel: newTelemetry(o, u)}, nil
 }
 
 // BaseURL returns the instance address the Client was made for.
@@ -89,17 +180,24 @@ func (c *Client) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("base", c.base.String()), slog.String("key", "redacted"))
 }
 
+// logAttrs logs when the Client was given a logger.
+func (c *Client) logAttrs(ctx context.Context, level slog.Level, msg string, attrs ...slog.Attr) {
+	if c.log != nil {
+		c.log.LogAttrs(ctx, level, msg, attrs...)
+	}
+}
+
 // DecodeError is a 2xx response whose body is not the JSON the call expects.
 type DecodeError struct {
 	Method, Path string
-	Status       int
+	StatusCode   int
 	// Body is the response body, cut at MaxErrorBody bytes.
 	Body []byte
 	Err  error
 }
 
 func (e *DecodeError) Error() string {
-	return fmt.Sprintf("n8n: %s %s: status %d with an unexpected body: %v", e.Method, e.Path, e.Status, e.Err)
+	return fmt.Sprintf("n8n: %s %s: HTTP %d with an unexpected body: %v", e.Method, e.Path, e.StatusCode, e.Err)
 }
 
 func (e *DecodeError) Unwrap() error { return e.Err }
@@ -119,6 +217,18 @@ type call struct {
 }
 
 func (c *Client) do(ctx context.Context, k call) error {
+	route := routeOf(k.path)
+	ctx, span := c.tel.startCall(ctx, k.method, route)
+	start := time.Now()
+	status := 0
+	err := c.exchange(ctx, k, &status)
+	c.tel.endCall(ctx, span, start, k.method, route, status, err)
+	return err
+}
+
+// exchange sends k and reads the answer; *status receives the response's
+// status code.
+func (c *Client) exchange(ctx context.Context, k call, status *int) error {
 	// k.path is already escaped (see api): keep it as the raw path, so an
 	// id holding '/', '%' or a space is sent once-escaped.
 	u := *c.base
@@ -143,11 +253,14 @@ func (c *Client) do(ctx context.Context, k call) error {
 		}
 		body = bytes.NewReader(b)
 	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, k.method, u.String(), body)
 	if err != nil {
-		return fmt.Errorf("n8n: %s %s: %w", k.method, k.path, err)
+		return fmt.Errorf("n8n: %s %s: %w", k.method, k.path, httpx.StripURL(err))
 	}
 	req.Header.Set("Accept", "application/json")
+	otelx.Inject(ctx, req.Header)
 	if k.in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -161,19 +274,22 @@ func (c *Client) do(ctx context.Context, k call) error {
 	start := time.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		c.log.DebugContext(ctx, "n8n request failed", "method", k.method, "path", shown, "err", err)
-		return fmt.Errorf("n8n: %s %s: %w", k.method, shown, err)
+		err = fmt.Errorf("n8n: %s %s: %w", k.method, shown, httpx.StripURL(err))
+		c.logAttrs(ctx, slog.LevelDebug, "n8n request failed", slog.String("method", k.method),
+			slog.String("path", shown), slog.Any("error", err))
+		return err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
-	c.log.DebugContext(ctx, "n8n request", "method", k.method, "path", shown,
-		"status", resp.StatusCode, "bytes", len(data), "duration", time.Since(start))
-	if err != nil {
-		return fmt.Errorf("n8n: %s %s: reading the response: %w", k.method, shown, err)
-	}
-	if int64(len(data)) > c.maxBody {
-		return fmt.Errorf("n8n: %s %s: status %d: %w (%d bytes)", k.method, shown, resp.StatusCode,
+	*status = resp.StatusCode
+	data, err := httpx.ReadAll(resp.Body, c.maxBody)
+	c.logAttrs(ctx, slog.LevelDebug, "n8n request", slog.String("method", k.method), slog.String("path", shown),
+		slog.Int("status", resp.StatusCode), slog.Int("bytes", len(data)), slog.Duration("duration", time.Since(start)))
+	if errors.Is(err, httpx.ErrTooLarge) {
+		return fmt.Errorf("n8n: %s %s: HTTP %d: %w (cap %d bytes)", k.method, shown, resp.StatusCode,
 			ErrResponseTooLarge, c.maxBody)
+	}
+	if err != nil {
+		return fmt.Errorf("n8n: %s %s: reading the response: %w", k.method, shown, httpx.StripURL(err))
 	}
 	want := k.want
 	if len(want) == 0 {
@@ -184,7 +300,7 @@ func (c *Client) do(ctx context.Context, k call) error {
 		ok = ok || resp.StatusCode == s
 	}
 	if !ok {
-		return newAPIError(k.method, shown, resp.StatusCode, data)
+		return newStatusError(k.method, shown, resp.StatusCode, resp.Header, data, c.apiKey, strings.TrimPrefix(k.cookie, "n8n-auth="))
 	}
 	if k.header != nil {
 		*k.header = resp.Header
@@ -194,28 +310,10 @@ func (c *Client) do(ctx context.Context, k call) error {
 	}
 	if k.out != nil {
 		if err := json.Unmarshal(data, k.out); err != nil {
-			return &DecodeError{Method: k.method, Path: shown, Status: resp.StatusCode, Body: cut(data), Err: err}
+			return &DecodeError{Method: k.method, Path: shown, StatusCode: resp.StatusCode, Body: cut(data), Err: err}
 		}
 	}
 	return nil
-}
-
-func newAPIError(method, path string, status int, data []byte) *APIError {
-	e := &APIError{Method: method, Path: path, Status: status, Body: cut(data), Truncated: len(data) > MaxErrorBody}
-	var m struct {
-		Message any `json:"message"`
-	}
-	if json.Unmarshal(data, &m) == nil {
-		switch v := m.Message.(type) {
-		case string:
-			e.Message = v
-		case nil:
-		default:
-			b, _ := json.Marshal(v)
-			e.Message = string(b)
-		}
-	}
-	return e
 }
 
 func cut(b []byte) []byte {
@@ -230,66 +328,4 @@ func api(format string, args ...any) string {
 		args[i] = url.PathEscape(fmt.Sprint(a))
 	}
 	return "/api/v1" + fmt.Sprintf(format, args...)
-}
-
-// clampLimit maps a requested page size to n8n's accepted 1..250; 0 means
-// n8n's default of 100. n8n answers limit=0 with a cursor that points to its
-// own page, so 0 is never sent.
-func clampLimit(n int) int {
-	switch {
-	case n == 0:
-		return 100
-	case n < 1:
-		return 1
-	case n > 250:
-		return 250
-	}
-	return n
-}
-
-// page is n8n's paged list shape.
-type page[T any] struct {
-	Data       *[]T    `json:"data"`
-	NextCursor *string `json:"nextCursor"`
-}
-
-// listAll follows nextCursor until it is null. A cursor seen before is an
-// ErrCursorLoop, never a silent truncation. max > 0 stops after max items.
-func listAll[T any](ctx context.Context, c *Client, path string, q url.Values, limit, max int) ([]T, error) {
-	if q == nil {
-		q = url.Values{}
-	}
-	size := clampLimit(limit)
-	if max > 0 && max < size {
-		size = max
-	}
-	q.Set("limit", strconv.Itoa(size))
-	var out []T
-	seen := map[string]bool{}
-	for {
-		var p page[T]
-		if err := c.do(ctx, call{method: http.MethodGet, path: path, query: q, out: &p}); err != nil {
-			return nil, err
-		}
-		if p.Data == nil {
-			return nil, &DecodeError{Method: http.MethodGet, Path: path, Status: 200,
-				Err: errors.New(`list response has no "data" array`)}
-		}
-		out = append(out, *p.Data...)
-		if max > 0 && len(out) >= max {
-			return out[:max], nil
-		}
-		if p.NextCursor == nil || *p.NextCursor == "" {
-			if out == nil {
-				out = []T{}
-			}
-			return out, nil
-		}
-		next := *p.NextCursor
-		if seen[next] || next == q.Get("cursor") {
-			return nil, fmt.Errorf("n8n: GET %s: %w after %d items (cursor %q)", path, ErrCursorLoop, len(out), clip(next, 80))
-		}
-		seen[next] = true
-		q.Set("cursor", next)
-	}
 }

@@ -1,109 +1,107 @@
 package n8n
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"net/http"
 	"strings"
+	"unicode/utf8"
 
-	"github.com/candorkit/candor/reply"
+	"github.com/candorkit/candor/internal/httpx"
+	"github.com/candorkit/candor/internal/secret"
 )
 
-// MaxErrorBody bounds the part of an error response kept in an APIError.
+// MaxErrorBody bounds the part of an error response kept in a StatusError
+// or a DecodeError.
 const MaxErrorBody = 64 << 10
 
-// APIError is a response from n8n with a status other than the one the call
-// expects. It keeps the evidence: method, path, status, n8n's message and the
-// body (at most MaxErrorBody bytes). It never holds the API key or the
-// session cookie: n8n does not echo them and the request is not kept.
-type APIError struct {
-	Method string
-	// Path is the request path and query, without scheme and host.
-	Path   string
-	Status int
-	// Message is n8n's "message" field when the body is JSON and has one.
-	Message string
+// StatusError is a response from n8n with a status other than the one the
+// call expects. It keeps the evidence: status, header, the body (at most
+// MaxErrorBody bytes), and the request's method and path. It never holds the
+// API key or the session cookie: the request is not kept, and a body that
+// echoes either has it replaced by [REDACTED].
+type StatusError struct {
+	StatusCode int
+	Header     http.Header
 	// Body is the response body, cut at MaxErrorBody bytes.
 	Body []byte
+	// Method and Path are the request's; Path is the path and query below
+	// the base URL, without scheme and host.
+	Method, Path string
+	// Message is n8n's "message" field when the body is JSON and has one.
+	Message string
 	// Truncated is true when Body was cut.
 	Truncated bool
 }
 
-func (e *APIError) Error() string {
-	var b strings.Builder
-	b.WriteString("n8n: ")
-	b.WriteString(e.Method)
-	b.WriteString(" ")
-	b.WriteString(e.Path)
-	b.WriteString(": status ")
-	b.WriteString(strconv.Itoa(e.Status))
-	switch {
-	case e.Message != "":
-		b.WriteString(": ")
-		b.WriteString(e.Message)
-	case len(e.Body) > 0:
-		b.WriteString(": ")
-		b.WriteString(clip(string(e.Body), 200))
+// Error reads "n8n: GET /api/v1/workflows/x: HTTP 404 Not Found: <excerpt>",
+// the excerpt being n8n's message, else the body, trimmed of surrounding
+// white space and cut on a rune boundary.
+func (e *StatusError) Error() string {
+	quoted := e.Body
+	if e.Message != "" {
+		quoted = []byte(e.Message)
 	}
-	return b.String()
+	return "n8n: " + e.Method + " " + e.Path + ": " + httpx.StatusText("", e.StatusCode, quoted)
 }
 
-// NotFound reports whether n8n answered 404.
-func (e *APIError) NotFound() bool { return e.Status == 404 }
-
-// IsStatus reports whether err is an *APIError with the given status.
+// IsStatus reports whether err is a *StatusError with the given status.
 func IsStatus(err error, status int) bool {
-	var ae *APIError
-	return errors.As(err, &ae) && ae.Status == status
+	var se *StatusError
+	return errors.As(err, &se) && se.StatusCode == status
+}
+
+func newStatusError(method, path string, status int, header http.Header, data []byte, secrets ...string) *StatusError {
+	body := secret.RedactBytes(cut(data), secrets...)
+	e := &StatusError{Method: method, Path: path, StatusCode: status, Header: header.Clone(),
+		Body: body, Truncated: len(data) > MaxErrorBody}
+	if m := messageOf(body); m != "" {
+		e.Message = m
+	}
+	return e
 }
 
 // ErrResponseTooLarge is returned when a response body exceeds the client's
-// bound (Options.MaxResponseBytes); the partial body is discarded.
-var ErrResponseTooLarge = errors.New("n8n: response body exceeds the configured bound")
+// cap (WithMaxResponseBytes); the partial body is discarded.
+var ErrResponseTooLarge = errors.New("n8n: response body exceeds the configured cap")
 
-// ErrCursorLoop is returned when n8n hands back a paging cursor it already
-// returned (n8n does this for limit=0: the cursor points to its own page).
-// The items read so far are not returned: a partial list is not a list.
-var ErrCursorLoop = errors.New("n8n: paging cursor repeats")
+// ErrIncompleteList is returned by a listing that could not read every page:
+// a paging cursor repeated (n8n does this for limit=0: the cursor points to
+// its own page) or a page was missing its data. The items read so far are
+// not returned: a partial list is not a list.
+var ErrIncompleteList = errors.New("n8n: the listing could not be completed")
 
-// ErrEmptyReply is returned by CallWebhook when a webhook answers 200 with an
-// empty body, which n8n does when a node fails before the Respond to Webhook
-// node. It is the same value as reply.ErrEmpty, so errors.Is works with both.
-var ErrEmptyReply = reply.ErrEmpty
+// ErrConflict matches every *ConflictError.
+var ErrConflict = errors.New("n8n: the workflow was changed by another writer")
 
-// ContractError is returned by CallWebhook for any answer that is not a 200
-// carrying exactly the {"answer","escalate"} contract. It keeps the status and
-// the raw body. It unwraps to a *reply.ContractError, so errors.As works with
-// either type.
-type ContractError struct {
-	// Status is the HTTP status of the webhook's answer.
-	Status int
-	// Reason says why the answer is off contract.
-	Reason string
-	// Raw is the body as received (at most reply.MaxBytes).
-	Raw []byte
-
-	inner *reply.ContractError
+// ConflictError reports a workflow that is not at the version the caller
+// expected: before Deploy's first write (nothing was written), or during a
+// deploy (Deploy stopped without restoring, since a restore would overwrite
+// the other writer's change; the Report says what is there).
+type ConflictError struct {
+	WorkflowID ID
+	// Expected is the versionId the caller (or Deploy's own last write)
+	// expected; Found is the one n8n holds.
+	Expected, Found string
+	// During is true when the change happened after Deploy's first write.
+	During bool
 }
 
-func (e *ContractError) Error() string {
-	return fmt.Sprintf("n8n: webhook answered status %d off contract: %s", e.Status, e.Reason)
-}
-
-// Unwrap returns the equivalent *reply.ContractError.
-func (e *ContractError) Unwrap() error { return e.inner }
-
-func newContractError(status int, reason string, raw []byte) *ContractError {
-	return &ContractError{
-		Status: status,
-		Reason: reason,
-		Raw:    raw,
-		inner:  &reply.ContractError{Reason: reason, Raw: raw},
+func (e *ConflictError) Error() string {
+	if e.During {
+		return fmt.Sprintf("n8n: workflow %s was changed by another writer during the deploy: version %s, expected %s",
+			e.WorkflowID, e.Found, e.Expected)
 	}
+	return fmt.Sprintf("n8n: workflow %s is at version %s, not the expected %s; nothing was written",
+		e.WorkflowID, e.Found, e.Expected)
 }
 
-// ValidationError is returned by Deploy, ApplyDir and CreateWorkflow (when
-// asked to validate) for a workflow with problems; nothing was sent.
+// Is matches ErrConflict.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// ValidationError is returned by Deploy and ApplyDir for a workflow with
+// problems; nothing was sent.
 type ValidationError struct {
 	// Source names the workflow (its id, name or file).
 	Source   string
@@ -124,9 +122,29 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
+// messageOf returns the "message" field of a JSON error body, "" when there
+// is none (a non-string message is quoted as JSON).
+func messageOf(body []byte) string {
+	var m struct {
+		Message json.RawMessage `json:"message"`
+	}
+	if json.Unmarshal(body, &m) != nil || len(m.Message) == 0 || string(m.Message) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(m.Message, &s) == nil {
+		return s
+	}
+	return string(m.Message)
+}
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

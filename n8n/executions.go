@@ -4,30 +4,35 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"net/http"
 	"net/url"
 	"strings"
 )
 
+// ExecutionStatus is the status n8n reports for an execution.
+type ExecutionStatus string
+
 // Execution statuses n8n reports.
 const (
-	StatusSuccess  = "success"
-	StatusError    = "error"
-	StatusRunning  = "running"
-	StatusWaiting  = "waiting"
-	StatusCanceled = "canceled"
-	StatusCrashed  = "crashed"
+	ExecutionNew      ExecutionStatus = "new"
+	ExecutionRunning  ExecutionStatus = "running"
+	ExecutionSuccess  ExecutionStatus = "success"
+	ExecutionError    ExecutionStatus = "error"
+	ExecutionWaiting  ExecutionStatus = "waiting"
+	ExecutionCanceled ExecutionStatus = "canceled"
+	ExecutionCrashed  ExecutionStatus = "crashed"
 )
 
 // Execution is one run of a workflow.
 type Execution struct {
-	ID         ID     `json:"id"`
-	WorkflowID ID     `json:"workflowId"`
-	Status     string `json:"status"`
-	Mode       string `json:"mode"`
-	Finished   bool   `json:"finished"`
-	StartedAt  string `json:"startedAt,omitempty"`
-	StoppedAt  string `json:"stoppedAt,omitempty"`
+	ID         ID              `json:"id"`
+	WorkflowID ID              `json:"workflowId"`
+	Status     ExecutionStatus `json:"status"`
+	Mode       string          `json:"mode"`
+	Finished   bool            `json:"finished"`
+	StartedAt  string          `json:"startedAt,omitempty"`
+	StoppedAt  string          `json:"stoppedAt,omitempty"`
 	// RetryOf and RetrySuccessID are ids n8n sometimes sends as numbers.
 	RetryOf        ID `json:"retryOf,omitempty"`
 	RetrySuccessID ID `json:"retrySuccessId,omitempty"`
@@ -55,27 +60,36 @@ func (e *Execution) ErrorMessage() string {
 	return d.ResultData.Error.Message
 }
 
-// ExecutionFilter selects executions; the newest come first.
-type ExecutionFilter struct {
+// ListExecutionsOptions select the executions ListExecutions and
+// Executions return; the newest come first.
+type ListExecutionsOptions struct {
 	WorkflowID ID
-	// Status is one of the Status constants, or "" for all.
-	Status      string
+	// Status is one of the Execution… constants, or "" for all.
+	Status      ExecutionStatus
 	ProjectID   string
 	IncludeData bool
 	// PageSize is the page size sent as limit (clamped to 1..250; 0 = 100).
 	PageSize int
-	// Max stops after this many executions; 0 reads every page.
+	// Max stops after this many executions; 0 reads every page. Only
+	// ListExecutions reads it: a range over Executions stops with a break.
 	Max int
 }
 
-// ListExecutions returns the executions matching f, newest first.
-func (c *Client) ListExecutions(ctx context.Context, f ExecutionFilter) ([]Execution, error) {
+// ListExecutions returns the executions matching f, newest first. A listing
+// that cannot be completed matches ErrIncompleteList and returns none.
+func (c *Client) ListExecutions(ctx context.Context, f ListExecutionsOptions) ([]Execution, error) {
+	return collect(c.Executions(ctx, f), f.Max)
+}
+
+// Executions is ListExecutions as an iterator, newest first; a listing that
+// cannot be completed ends with a non-nil error, never silently.
+func (c *Client) Executions(ctx context.Context, f ListExecutionsOptions) iter.Seq2[Execution, error] {
 	q := url.Values{}
 	if f.WorkflowID != "" {
 		q.Set("workflowId", string(f.WorkflowID))
 	}
 	if f.Status != "" {
-		q.Set("status", f.Status)
+		q.Set("status", string(f.Status))
 	}
 	if f.ProjectID != "" {
 		q.Set("projectId", f.ProjectID)
@@ -83,7 +97,7 @@ func (c *Client) ListExecutions(ctx context.Context, f ExecutionFilter) ([]Execu
 	if f.IncludeData {
 		q.Set("includeData", "true")
 	}
-	return listAll[Execution](ctx, c, api("/executions"), q, f.PageSize, f.Max)
+	return listSeq[Execution](ctx, c, api("/executions"), q, f.PageSize)
 }
 
 // GetExecution reads one execution, with its run data when includeData.
@@ -100,7 +114,7 @@ func (c *Client) GetExecution(ctx context.Context, id ID, includeData bool) (*Ex
 		return nil, err
 	}
 	if out.ID == "" {
-		return nil, &DecodeError{Method: http.MethodGet, Path: api("/executions/%s", id), Status: 200,
+		return nil, &DecodeError{Method: http.MethodGet, Path: api("/executions/%s", id), StatusCode: 200,
 			Err: errors.New("execution without an id")}
 	}
 	return &out, nil
@@ -131,7 +145,7 @@ func (c *Client) CreateCredential(ctx context.Context, name, typ string, data ma
 		return nil, err
 	}
 	if out.ID == "" {
-		return nil, &DecodeError{Method: http.MethodPost, Path: api("/credentials"), Status: 200,
+		return nil, &DecodeError{Method: http.MethodPost, Path: api("/credentials"), StatusCode: 200,
 			Err: errors.New("created credential without an id")}
 	}
 	return &out, nil
@@ -156,7 +170,7 @@ func (c *Client) CredentialSchema(ctx context.Context, typ string) (json.RawMess
 		return nil, err
 	}
 	if !json.Valid(raw) {
-		return nil, &DecodeError{Method: http.MethodGet, Path: api("/credentials/schema/%s", typ), Status: 200,
+		return nil, &DecodeError{Method: http.MethodGet, Path: api("/credentials/schema/%s", typ), StatusCode: 200,
 			Body: cut(raw), Err: errors.New("schema is not JSON")}
 	}
 	return json.RawMessage(raw), nil

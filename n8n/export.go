@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/candorkit/candor/internal/canonjson"
 )
 
 // exportedFields are the fields an exported file keeps: what identifies a
@@ -40,6 +42,11 @@ func CanonicalExport(wf *Workflow) ([]byte, error) {
 // canonicalFile keeps the exported fields of a workflow document and
 // canonicalises it.
 func canonicalFile(doc []byte) ([]byte, error) {
+	// Strict first: a repeated key or trailing data would otherwise be
+	// read one way here and another way by n8n or a person.
+	if _, err := canonjson.Canonicalize(doc); err != nil {
+		return nil, err
+	}
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(doc, &all); err != nil {
 		return nil, err
@@ -72,6 +79,9 @@ func canonicalFile(doc []byte) ([]byte, error) {
 // Plan reports such a workflow as an update. It returns the paths written,
 // sorted.
 func ExportDir(ctx context.Context, client *Client, dir string) ([]string, error) {
+	if client == nil {
+		return nil, errors.New("n8n: ExportDir: nil client")
+	}
 	wfs, err := client.ListWorkflows(ctx, ListWorkflowsOptions{PageSize: 250})
 	if err != nil {
 		return nil, err
@@ -185,6 +195,11 @@ type PlanItem struct {
 	Changes []string
 	// Problems are Validate's findings; ApplyDir refuses a plan with any.
 	Problems []Problem
+	// Current is the instance's workflow as Plan read it (zero for a
+	// create). ApplyPlan deploys with it as DeployOptions.Expect, so a
+	// change made on the instance after the plan was read is a
+	// *ConflictError, never overwritten.
+	Current Snapshot
 
 	wf        *Workflow
 	canonical []byte
@@ -217,6 +232,9 @@ func (p *DirPlan) Count(a Action) int {
 // unchanged. A file that is not a JSON object, or two files with
 // the same id, is an error.
 func Plan(ctx context.Context, client *Client, dir string) (*DirPlan, error) {
+	if client == nil {
+		return nil, errors.New("n8n: Plan: nil client")
+	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return nil, err
@@ -294,6 +312,7 @@ func planFile(path string, byID map[ID]*Workflow) (PlanItem, error) {
 		it.Reason = fmt.Sprintf("id %s is not on this instance; applying creates a new workflow and records its id in the file", wf.ID)
 		it.ID = ""
 	default:
+		it.Current = SnapshotOf(cur)
 		theirs, err := CanonicalExport(cur)
 		if err != nil {
 			return PlanItem{}, fmt.Errorf("n8n: workflow %s: %w", cur.ID, err)
@@ -438,10 +457,11 @@ func equalCanonical(a, b []byte) bool {
 	return err1 == nil && err2 == nil && bytes.Equal(ca, cb)
 }
 
-// ApplyOptions tune ApplyDir.
-type ApplyOptions struct {
-	// Deploy is passed to each Deploy; its Active and Smoke are set per file
-	// (Active from the file's "active", no smoke).
+// ApplyDirOptions tune ApplyDir and ApplyPlan.
+type ApplyDirOptions struct {
+	// Deploy is passed to each Deploy; its Active, Expect and Smoke are set
+	// per file (Active from the file's "active", Expect from the plan, no
+	// smoke). Give it a Session on n8n 2.x (see DeployOptions.Session).
 	Deploy DeployOptions
 }
 
@@ -450,25 +470,40 @@ type Applied struct {
 	Item PlanItem
 	// ID is the workflow id, new for a create.
 	ID ID
-	// Report is Deploy's report (nil for unchanged items).
+	// Report is Deploy's report (nil for unchanged items, and for a create
+	// of an inactive workflow).
 	Report *Report
 }
 
-// ApplyDir plans dir (see Plan) and applies it: it refuses the whole plan
-// when any file has Validate problems (a *ValidationError, nothing written),
-// then deploys every update with Deploy and creates every new workflow
-// (recording its new id in its file, so a second apply updates it instead of
-// creating it again), activating it when the file says "active": true. It
-// stops at the first failure; the returned list says what was applied, and
-// the failed item's Report says what state it is in.
-func ApplyDir(ctx context.Context, client *Client, dir string, opts ApplyOptions) ([]Applied, error) {
+// ApplyDir plans dir (see Plan) and applies the plan (see ApplyPlan).
+func ApplyDir(ctx context.Context, client *Client, dir string, opts ApplyDirOptions) ([]Applied, error) {
 	plan, err := Plan(ctx, client, dir)
 	if err != nil {
 		return nil, err
 	}
+	return ApplyPlan(ctx, client, plan, opts)
+}
+
+// ApplyPlan applies a plan made by Plan, for instance after a person
+// reviewed it: it refuses the whole plan when any file has Validate problems
+// (a *ValidationError, nothing written), then deploys every update with
+// Deploy, expecting each workflow to be as the plan read it (a workflow
+// changed on the instance since is a *ConflictError and is not written),
+// and creates every new workflow (recording its new id in its file, so a
+// second apply updates it instead of creating it again), activating it when
+// the file says "active": true. It stops at the first failure; the returned
+// list says what was applied, and the failed item's Report says what state
+// it is in. A plan item whose action is unchanged is not re-checked.
+func ApplyPlan(ctx context.Context, client *Client, plan *DirPlan, opts ApplyDirOptions) ([]Applied, error) {
+	if plan == nil {
+		return nil, errors.New("n8n: ApplyPlan: nil plan")
+	}
 	for _, it := range plan.Items {
 		if len(it.Problems) > 0 {
 			return nil, &ValidationError{Source: it.File, Problems: it.Problems}
+		}
+		if it.wf == nil {
+			return nil, fmt.Errorf("n8n: ApplyPlan: item %s was not made by Plan", it.File)
 		}
 	}
 	var done []Applied
@@ -481,6 +516,8 @@ func ApplyDir(ctx context.Context, client *Client, dir string, opts ApplyOptions
 		case ActionUnchanged:
 			done = append(done, Applied{Item: it, ID: it.ID})
 		case ActionUpdate:
+			expect := it.Current
+			dopts.Expect = &expect
 			rep, err := Deploy(ctx, client, it.ID, it.wf, dopts)
 			done = append(done, Applied{Item: it, ID: it.ID, Report: &rep})
 			if err != nil {
@@ -496,6 +533,8 @@ func ApplyDir(ctx context.Context, client *Client, dir string, opts ApplyOptions
 			}
 			applied := Applied{Item: it, ID: created.ID}
 			if active {
+				expect := SnapshotOf(created)
+				dopts.Expect = &expect
 				rep, err := Deploy(ctx, client, created.ID, it.wf, dopts)
 				applied.Report = &rep
 				if err != nil {

@@ -13,8 +13,9 @@ import (
 )
 
 // Session is a logged-in user of n8n's internal /rest API, for what the
-// public API cannot do: list credentials, run a stored workflow, and create a
-// workflow with its tags in one request. The
+// public API cannot do: list credentials, run a stored workflow, create a
+// workflow with its tags in one request, and read n8n 2.x's publication
+// record (which Deploy needs on 2.x, see DeployOptions.Session). The
 // session cookie is sent by hand (n8n may mark it Secure, which a cookie jar
 // would then withhold on plain http) and never appears in logs, errors or
 // String.
@@ -65,13 +66,13 @@ func (s *Session) rest(ctx context.Context, method, path string, in, out any) er
 		return err
 	}
 	if env.Data == nil {
-		return &DecodeError{Method: method, Path: "/rest" + path, Status: 200, Err: errors.New(`response has no "data"`)}
+		return &DecodeError{Method: method, Path: "/rest" + path, StatusCode: 200, Err: errors.New(`response has no "data"`)}
 	}
 	if out == nil {
 		return nil
 	}
 	if err := json.Unmarshal(*env.Data, out); err != nil {
-		return &DecodeError{Method: method, Path: "/rest" + path, Status: 200, Body: cut(*env.Data), Err: err}
+		return &DecodeError{Method: method, Path: "/rest" + path, StatusCode: 200, Body: cut(*env.Data), Err: err}
 	}
 	return nil
 }
@@ -121,7 +122,7 @@ func (s *Session) CreateWorkflow(ctx context.Context, wf *Workflow, tagIDs ...ID
 		return nil, err
 	}
 	if out.ID == "" {
-		return nil, &DecodeError{Method: http.MethodPost, Path: "/rest/workflows", Status: 200,
+		return nil, &DecodeError{Method: http.MethodPost, Path: "/rest/workflows", StatusCode: 200,
 			Err: errors.New("created workflow without an id")}
 	}
 	var missing []string
@@ -172,7 +173,7 @@ func (s *Session) RunWorkflow(ctx context.Context, id ID, trigger string, items 
 		Name string `json:"name"`
 	}
 	if err := json.Unmarshal(stored["nodes"], &nodes); err != nil {
-		return "", &DecodeError{Method: http.MethodGet, Path: "/rest" + path, Status: 200, Err: err}
+		return "", &DecodeError{Method: http.MethodGet, Path: "/rest" + path, StatusCode: 200, Err: err}
 	}
 	found := false
 	for _, n := range nodes {
@@ -230,7 +231,7 @@ func (s *Session) run(ctx context.Context, path string, in any) (ID, error) {
 	}
 	if err := json.Unmarshal(raw, &out); err != nil || out.ExecutionID == "" {
 		// {"waitingForWebhook":true} means n8n did not see the pinned data.
-		return "", &DecodeError{Method: http.MethodPost, Path: "/rest" + path + "/run", Status: 200,
+		return "", &DecodeError{Method: http.MethodPost, Path: "/rest" + path + "/run", StatusCode: 200,
 			Body: cut(raw), Err: errors.New("no executionId in the answer")}
 	}
 	return out.ExecutionID, nil
@@ -248,7 +249,7 @@ func (c *Client) WaitExecution(ctx context.Context, id ID) (*Execution, error) {
 		switch {
 		case err != nil && !IsStatus(err, http.StatusNotFound):
 			return nil, err
-		case err == nil && e.Status != "new" && e.Status != StatusRunning && e.Status != "":
+		case err == nil && e.Status != ExecutionNew && e.Status != ExecutionRunning && e.Status != "":
 			return e, nil
 		}
 		select {
@@ -263,3 +264,88 @@ func (c *Client) WaitExecution(ctx context.Context, id ID) (*Execution, error) {
 }
 
 func pathEscape(id ID) string { return url.PathEscape(string(id)) }
+
+// Publication is n8n 2.x's record of a workflow's publication, as
+// GET /rest/workflows/{id}/publication-status reports it. n8n accepts a
+// publish at once and activates the triggers of the published version
+// afterwards; this record is the only place that says whether they did.
+type Publication struct {
+	// Status is one of the Publication… constants.
+	Status PublicationStatus `json:"status"`
+	// LiveVersionID is the version whose triggers are active, "" when none is.
+	LiveVersionID string `json:"liveVersionId"`
+	// PendingVersionID is the version being published, "" when none is.
+	PendingVersionID string `json:"pendingVersionId"`
+	// Triggers are the trigger nodes of the last settled publication.
+	Triggers []TriggerStatus `json:"triggers"`
+}
+
+// PublicationStatus is the state of a workflow's publication on n8n 2.x.
+type PublicationStatus string
+
+// Publication states n8n 2.x reports.
+const (
+	// PublicationInProgress: a publish or unpublish was accepted and n8n is
+	// still (de)activating triggers.
+	PublicationInProgress PublicationStatus = "in_progress"
+	// PublicationPublished: every trigger of the live version is active.
+	PublicationPublished PublicationStatus = "published"
+	// PublicationPartial: some triggers of the live version failed to
+	// activate (their Error says why); the others run.
+	PublicationPartial PublicationStatus = "partial"
+	// PublicationFailed: no trigger of the published version is active; the
+	// workflow does not run although n8n reports it active.
+	PublicationFailed PublicationStatus = "failed"
+	// PublicationNotPublished: no trigger is registered (unpublished).
+	PublicationNotPublished PublicationStatus = "not_published"
+)
+
+// TriggerStatus is one trigger node in a Publication.
+type TriggerStatus struct {
+	NodeID string `json:"nodeId"`
+	// Status is "activated" or "failed".
+	Status string `json:"status"`
+	// Error is n8n's reason for a failed trigger.
+	Error string `json:"errorMessage"`
+}
+
+// settled reports whether no publication is in flight.
+func (p *Publication) settled() bool {
+	return p.Status != PublicationInProgress && p.PendingVersionID == ""
+}
+
+// String summarises the record on one line, failed triggers with reasons.
+func (p *Publication) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (live %s)", p.Status, orNone(p.LiveVersionID))
+	for _, t := range p.Triggers {
+		if t.Status != "activated" {
+			fmt.Fprintf(&b, "; trigger %s %s: %s", t.NodeID, t.Status, t.Error)
+		}
+	}
+	return b.String()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// PublicationStatus reads n8n 2.x's publication record of workflow id (the
+// public API does not expose it). n8n 1.x has no such record: 404.
+func (s *Session) PublicationStatus(ctx context.Context, id ID) (*Publication, error) {
+	if err := needID(id); err != nil {
+		return nil, err
+	}
+	var out Publication
+	if err := s.rest(ctx, http.MethodGet, "/workflows/"+pathEscape(id)+"/publication-status", nil, &out); err != nil {
+		return nil, err
+	}
+	if out.Status == "" {
+		return nil, &DecodeError{Method: http.MethodGet, Path: "/rest/workflows/" + pathEscape(id) + "/publication-status",
+			StatusCode: 200, Err: errors.New("publication record without a status")}
+	}
+	return &out, nil
+}

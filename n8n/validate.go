@@ -3,17 +3,22 @@ package n8n
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/candorkit/candor/internal/canonjson"
 )
 
 // Problem is one rule a workflow breaks. Path is a JSON path into the
-// workflow document, such as $.nodes[2].position or
-// $.connections["Webhook"].main[0][0].node.
+// workflow document: fixed field names as .name, array indexes as [i], and
+// keys that come from the document (node names, connection types,
+// credential types) as ["key"], JSON-quoted; for example
+// $.nodes[2].position or $.connections["Webhook"]["main"][0][0].node.
 type Problem struct {
 	Path    string
 	Message string
@@ -52,7 +57,19 @@ func Validate(wf *Workflow) []Problem {
 
 // ValidateJSON applies Validate's rules to workflow JSON, reporting a
 // document that is not even a workflow as problems too.
+//
+// The document must be one strict JSON value: data after it (a stray "}"
+// or "]" included), a key repeated in an object, or a lone surrogate escape
+// is a problem at "$", because readers disagree on what such a document
+// means.
 func ValidateJSON(data []byte) []Problem {
+	if _, err := canonjson.Canonicalize(data); err != nil {
+		var ce *canonjson.Error
+		if errors.As(err, &ce) {
+			return []Problem{{Path: "$", Message: fmt.Sprintf("not strict JSON at byte %d: %s", ce.Offset, ce.Reason)}}
+		}
+		return []Problem{{Path: "$", Message: "not strict JSON: " + err.Error()}}
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var doc any

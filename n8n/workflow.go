@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/candorkit/candor/internal/canonjson"
 )
 
 // ID is an n8n identifier. n8n sends most ids as JSON strings and some as
@@ -379,9 +381,18 @@ func (n Node) MarshalJSON() ([]byte, error) {
 	return json.Marshal(o)
 }
 
-// ParseWorkflow decodes workflow JSON. It checks the JSON shape only; use
-// Validate for n8n's rules.
+// ParseWorkflow decodes workflow JSON. The document must be one strict JSON
+// value (no data after it, no repeated key, no lone surrogate escape: a
+// error naming the byte offset). It checks the JSON shape
+// only; use Validate for n8n's rules.
 func ParseWorkflow(data []byte) (*Workflow, error) {
+	if _, err := canonjson.Canonicalize(data); err != nil {
+		var ce *canonjson.Error
+		if errors.As(err, &ce) {
+			return nil, fmt.Errorf("n8n: workflow JSON at byte %d: %s", ce.Offset, ce.Reason)
+		}
+		return nil, fmt.Errorf("n8n: workflow JSON: %w", err)
+	}
 	var w Workflow
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, err
@@ -389,26 +400,21 @@ func ParseWorkflow(data []byte) (*Workflow, error) {
 	return &w, nil
 }
 
-// canonicalJSON re-encodes JSON with object keys sorted at every level,
-// numbers verbatim, two-space indentation, no HTML escaping and a final
-// newline, so equal documents have equal bytes.
+// canonicalJSON is the one strict canonical form of the module
+// (internal/canonjson: one value and nothing after it, no duplicate keys,
+// no lone surrogates, keys sorted, numbers verbatim, no HTML escaping),
+// indented by two spaces with a final newline, so equal documents have
+// equal bytes and a file diffs line by line.
 func canonicalJSON(data []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	c, err := canonjson.Canonicalize(data)
+	if err != nil {
 		return nil, err
-	}
-	if dec.More() {
-		return nil, errors.New("n8n: data after the JSON value")
 	}
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil { // maps encode with sorted keys
+	if err := json.Indent(&buf, c, "", "  "); err != nil {
 		return nil, err
 	}
+	buf.WriteByte('\n')
 	return buf.Bytes(), nil
 }
 

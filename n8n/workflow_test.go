@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/candorkit/candor/n8n"
 )
 
@@ -62,6 +64,13 @@ func TestWorkflowRoundTripKeepsUnknownFields(t *testing.T) {
 	if _, ok := wf.Nodes[1].Extra["retryOnFail"]; !ok {
 		t.Error("unknown node field retryOnFail not kept")
 	}
+	assert.Equal(t, []float64{220, 0}, wf.Nodes[1].Position)
+	assert.Equal(t, 2.1, wf.Nodes[0].TypeVersion)
+	assert.JSONEq(t, `{"executionOrder": "v1", "callerPolicy": "workflowsFromSameOwner"}`, string(wf.Settings))
+	assert.Equal(t, "null", string(wf.StaticData))
+	assert.Equal(t, "2026-01-02T03:04:06.000Z", wf.UpdatedAt)
+	assert.Equal(t, []n8n.Connection{{Node: "Code", Type: "main", Index: 0}}, wf.Connections["Webhook"]["main"][0])
+	assert.Equal(t, []n8n.Tag{}, wf.Tags)
 	out, err := json.Marshal(wf)
 	if err != nil {
 		t.Fatal(err)
@@ -220,7 +229,7 @@ func FuzzWorkflowJSON(f *testing.F) {
 		}
 		_ = n8n.Validate(wf)
 		if _, err := n8n.CanonicalExport(wf); err != nil {
-			t.Fatalf("CanonicalExport: %v", err)
+			t.Fatalf("CanonicalExport of a document ParseWorkflow accepted: %v", err)
 		}
 	})
 }

@@ -5,13 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 )
 
-// ListWorkflowsOptions filter ListWorkflows.
+// ListWorkflowsOptions filter ListWorkflows and Workflows.
 type ListWorkflowsOptions struct {
 	// Active, when set, keeps only active (true) or inactive (false) workflows.
 	Active *bool
@@ -23,13 +24,24 @@ type ListWorkflowsOptions struct {
 	ProjectID string
 	// PageSize is the page size sent as limit (clamped to 1..250; 0 = 100).
 	PageSize int
-	// Max stops after this many workflows; 0 reads every page.
+	// Max stops after this many workflows; 0 reads every page. Only
+	// ListWorkflows reads it: a range over Workflows stops with a break.
 	Max int
 }
 
 // ListWorkflows returns every workflow matching opts, following the paging
-// cursor to the end. A cursor that repeats is ErrCursorLoop.
+// cursor to the end (or to opts.Max). A listing that cannot be completed (a
+// cursor that repeats, a page without data) matches ErrIncompleteList and
+// returns no workflows.
 func (c *Client) ListWorkflows(ctx context.Context, opts ListWorkflowsOptions) ([]Workflow, error) {
+	return collect(c.Workflows(ctx, opts), opts.Max)
+}
+
+// Workflows is ListWorkflows as an iterator, one workflow at a time, reading
+// a page only when the previous one is used up. A listing that cannot be
+// completed ends with a non-nil error (matching ErrIncompleteList, or the
+// request's error), never silently.
+func (c *Client) Workflows(ctx context.Context, opts ListWorkflowsOptions) iter.Seq2[Workflow, error] {
 	q := url.Values{}
 	if opts.Active != nil {
 		q.Set("active", strconv.FormatBool(*opts.Active))
@@ -43,7 +55,7 @@ func (c *Client) ListWorkflows(ctx context.Context, opts ListWorkflowsOptions) (
 	if opts.ProjectID != "" {
 		q.Set("projectId", opts.ProjectID)
 	}
-	return listAll[Workflow](ctx, c, api("/workflows"), q, opts.PageSize, opts.Max)
+	return listSeq[Workflow](ctx, c, api("/workflows"), q, opts.PageSize)
 }
 
 // GetWorkflow reads one workflow. A missing one is an *APIError with status 404.
@@ -56,7 +68,7 @@ func (c *Client) GetWorkflow(ctx context.Context, id ID) (*Workflow, error) {
 		return nil, err
 	}
 	if w.ID == "" {
-		return nil, &DecodeError{Method: http.MethodGet, Path: api("/workflows/%s", id), Status: 200,
+		return nil, &DecodeError{Method: http.MethodGet, Path: api("/workflows/%s", id), StatusCode: 200,
 			Err: errors.New("workflow without an id")}
 	}
 	return &w, nil
@@ -102,14 +114,14 @@ func (c *Client) CreateWorkflow(ctx context.Context, wf *Workflow) (*Workflow, e
 		return nil, err
 	}
 	if out.ID == "" {
-		return nil, &DecodeError{Method: http.MethodPost, Path: api("/workflows"), Status: 200,
+		return nil, &DecodeError{Method: http.MethodPost, Path: api("/workflows"), StatusCode: 200,
 			Err: errors.New("created workflow without an id")}
 	}
 	return &out, nil
 }
 
-// UpdateOptions tune UpdateWorkflow.
-type UpdateOptions struct {
+// UpdateWorkflowOptions tune UpdateWorkflow.
+type UpdateWorkflowOptions struct {
 	// KeepPublished (n8n 2.x) saves the change as a draft without
 	// republishing a published workflow (?publishIfActive=false); publish it
 	// with PublishWorkflow and the versionId the update returned. n8n 1.x
@@ -122,7 +134,7 @@ type UpdateOptions struct {
 // sent, and keeps tags and staticData). On n8n 1.x a PUT on an active
 // workflow is live at once, and one that cannot activate answers 400 with the
 // new nodes saved and the workflow deactivated: Deploy handles that.
-func (c *Client) UpdateWorkflow(ctx context.Context, id ID, wf *Workflow, opts UpdateOptions) (*Workflow, error) {
+func (c *Client) UpdateWorkflow(ctx context.Context, id ID, wf *Workflow, opts UpdateWorkflowOptions) (*Workflow, error) {
 	if err := needID(id); err != nil {
 		return nil, err
 	}
@@ -157,6 +169,13 @@ func (c *Client) DeleteWorkflow(ctx context.Context, id ID) error {
 // a webhook path already taken.
 func (c *Client) ActivateWorkflow(ctx context.Context, id ID) (*Workflow, error) {
 	return c.workflowAction(ctx, id, "activate", nil)
+}
+
+// activateVersion activates workflow id at versionID: n8n 1.123 with
+// draft/publish on makes exactly that version live; without the flag n8n
+// 1.x activates the saved version whatever the body says.
+func (c *Client) activateVersion(ctx context.Context, id ID, versionID string) (*Workflow, error) {
+	return c.workflowAction(ctx, id, "activate", map[string]string{"versionId": versionID})
 }
 
 // DeactivateWorkflow deactivates (unpublishes) workflow id.
@@ -218,9 +237,10 @@ func (c *Client) SetWorkflowTags(ctx context.Context, id ID, tagIDs ...ID) ([]Ta
 	return out, nil
 }
 
-// ListTags returns every tag.
+// ListTags returns every tag; a listing that cannot be completed matches
+// ErrIncompleteList.
 func (c *Client) ListTags(ctx context.Context) ([]Tag, error) {
-	return listAll[Tag](ctx, c, api("/tags"), nil, 250, 0)
+	return collect(listSeq[Tag](ctx, c, api("/tags"), nil, 250), 0)
 }
 
 // CreateTag creates a tag; a name that exists is an *APIError with status 409.

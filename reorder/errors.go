@@ -12,9 +12,9 @@ var (
 	// ErrIncomplete matches every error Plan returns after reading part of
 	// the catalog.
 	ErrIncomplete = errors.New("reorder: incomplete catalog scan")
-	// ErrPageCap: Policy.MaxPages pages were read and the catalog had more.
+	// ErrPageCap: Thresholds.MaxPages pages were read and the catalog had more.
 	ErrPageCap = errors.New("reorder: page cap reached")
-	// ErrItemCap: Policy.MaxItems items were examined and the catalog had more.
+	// ErrItemCap: Thresholds.MaxItems items were examined and the catalog had more.
 	ErrItemCap = errors.New("reorder: item cap reached")
 	// ErrCursorRepeat: the catalog returned a cursor the scan had already
 	// sent, which would loop forever.
@@ -82,13 +82,15 @@ func (e *TotalMismatchError) Error() string {
 // Is reports whether target is ErrTotalMismatch.
 func (e *TotalMismatchError) Is(target error) bool { return target == ErrTotalMismatch }
 
-// PolicyError is an invalid Policy field.
-type PolicyError struct {
-	Field  string
+// ThresholdsError is an invalid Thresholds field.
+type ThresholdsError struct {
+	// Field is the name of the Thresholds field, for instance "OrderUpTo".
+	Field string
+	// Value is the field's value after defaults.
 	Value  int
 	Reason string
 }
 
-func (e *PolicyError) Error() string {
-	return fmt.Sprintf("reorder: invalid policy: %s = %d %s", e.Field, e.Value, e.Reason)
+func (e *ThresholdsError) Error() string {
+	return fmt.Sprintf("reorder: invalid thresholds: %s = %d %s", e.Field, e.Value, e.Reason)
 }

@@ -2,6 +2,7 @@ package reorder_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -34,7 +35,7 @@ func ExamplePlan() {
 		{Code: "S24_2000", Name: "1960 BSA Gold Star DBD34", Vendor: "Highway 66 Mini Classics", OnHand: 15},
 		{Code: "S12_1099", Name: "1968 Ford Mustang", Vendor: "Autoart Studio Design", OnHand: 68},
 	}
-	p, err := reorder.Plan(context.Background(), catalog, reorder.Policy{PageSize: 2})
+	p, err := reorder.Plan(context.Background(), catalog, reorder.Thresholds{PageSize: 2})
 	fmt.Println("error:", err)
 	fmt.Printf("scanned %d of %d, complete %t, escalate %t\n", p.Scanned, p.Total, p.Complete, p.Escalate)
 	for _, l := range p.Lines {
@@ -43,7 +44,7 @@ func ExamplePlan() {
 
 	// The same catalog read with a budget of one page is not presented as a
 	// whole one.
-	p, err = reorder.Plan(context.Background(), catalog, reorder.Policy{PageSize: 2, MaxPages: 1})
+	p, err = reorder.Plan(context.Background(), catalog, reorder.Thresholds{PageSize: 2, MaxPages: 1})
 	fmt.Println("error:", err)
 	fmt.Printf("scanned %d of %d, complete %t, escalate %t\n", p.Scanned, p.Total, p.Complete, p.Escalate)
 	fmt.Println(p.Reasons[0])
@@ -77,14 +78,28 @@ func ExampleRunner() {
 		return reorder.Mandate{}, reorder.ErrNoMandate
 	})
 	reads := 0
-	r, _ := reorder.NewRunner(noMandate, func(context.Context, reorder.Mandate) (reorder.Catalog, error) {
+	r, err := reorder.NewRunner(noMandate, func(context.Context, reorder.Mandate) (reorder.Catalog, error) {
 		reads++
 		return sliceCatalog{}, nil
-	})
+	}, reorder.Thresholds{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	p, err := r.Run(context.Background())
 	fmt.Println(err)
 	fmt.Println(p.Reasons[0], "- catalog opened", reads, "times")
 	// Output:
 	// reorder: halted before any read: reorder: no mandate
 	// no mandate: halted before any read - catalog opened 0 times
+}
+
+func ExampleThresholds_Validate() {
+	err := reorder.Thresholds{ReorderPoint: 40, OrderUpTo: 30}.Validate()
+	var te *reorder.ThresholdsError
+	fmt.Println(errors.As(err, &te), te.Field, te.Value)
+	fmt.Println(err)
+	// Output:
+	// true OrderUpTo 30
+	// reorder: invalid thresholds: OrderUpTo = 30 must be at least ReorderPoint (40)
 }

@@ -63,53 +63,64 @@ func (f MandateFunc) Mandate(ctx context.Context) (Mandate, error) { return f(ct
 // reads with m.Token. It is only called once a mandate is in hand.
 type Opener func(ctx context.Context, m Mandate) (Catalog, error)
 
-// MandateError is a run stopped before any read because the mandate could
+// HaltedError is a run stopped before any read because the mandate could
 // not be obtained. errors.Is(err, ErrNoMandate) tells a missing mandate from
 // a source that failed.
-type MandateError struct {
+type HaltedError struct {
 	Err error
 }
 
-func (e *MandateError) Error() string {
+func (e *HaltedError) Error() string {
 	return "reorder: halted before any read: " + e.Err.Error()
 }
 
 // Unwrap returns the source's error.
-func (e *MandateError) Unwrap() error { return e.Err }
+func (e *HaltedError) Unwrap() error { return e.Err }
 
 // Runner runs Plan under a mandate: no mandate, no read.
 type Runner struct {
-	mandates MandateSource
-	open     Opener
-	policy   Policy
-	logger   *slog.Logger
+	mandates   MandateSource
+	open       Opener
+	thresholds Thresholds
+	logger     *slog.Logger
+	tel        telemetry
 }
 
 // NewRunner returns a Runner that obtains the mandate from mandates, opens
-// the catalog with open and plans with the policy of WithPolicy (default
-// Policy{}). Options: WithPolicy, WithLogger.
-func NewRunner(mandates MandateSource, open Opener, opts ...Option) (*Runner, error) {
+// the catalog with open and plans with t (Thresholds{} for the defaults).
+// It returns an error naming the argument when mandates or open is nil, and
+// a *ThresholdsError when t is invalid. Options: WithLogger,
+// WithTracerProvider, WithMeterProvider (the span reorder.run and the
+// metric reorder.run.duration).
+func NewRunner(mandates MandateSource, open Opener, t Thresholds, opts ...Option) (*Runner, error) {
 	if mandates == nil {
 		return nil, errors.New("reorder: NewRunner: nil MandateSource")
 	}
 	if open == nil {
 		return nil, errors.New("reorder: NewRunner: nil Opener")
 	}
-	cfg := newConfig(opts)
-	if err := cfg.policy.Validate(); err != nil {
+	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	return &Runner{mandates: mandates, open: open, policy: cfg.policy, logger: cfg.logger}, nil
+	o := newOptions(opts)
+	return &Runner{mandates: mandates, open: open, thresholds: t, logger: o.logger, tel: newTelemetry(o)}, nil
 }
 
 // Run obtains the mandate, then opens the catalog under it and plans. When
 // the mandate is missing (an error wrapping ErrNoMandate, or a Mandate with
-// no Token) or cannot be obtained, Run returns a *MandateError before the
+// no Token) or cannot be obtained, Run returns a *HaltedError before the
 // Opener is called, so nothing is read; the Proposal then says so
 // (Complete false, Escalate true). A failure to open the catalog is returned
 // as it is, with the same kind of Proposal. Otherwise Run returns what Plan
 // returns.
 func (r *Runner) Run(ctx context.Context) (Proposal, error) {
+	ctx, span, start := r.tel.start(ctx, "run")
+	prop, err := r.run(ctx)
+	r.tel.end(ctx, span, start, "run", prop, err)
+	return prop, err
+}
+
+func (r *Runner) run(ctx context.Context) (Proposal, error) {
 	halted := func(reason string, err error) (Proposal, error) {
 		return Proposal{Lines: []Line{}, Reasons: []string{reason}, Escalate: true}, err
 	}
@@ -118,7 +129,7 @@ func (r *Runner) Run(ctx context.Context) (Proposal, error) {
 		err = fmt.Errorf("%w: mandate for %q holds no token", ErrNoMandate, m.Subject)
 	}
 	if err != nil {
-		merr := &MandateError{Err: err}
+		merr := &HaltedError{Err: err}
 		if errors.Is(err, ErrNoMandate) {
 			r.logger.WarnContext(ctx, "no mandate: halting before any read", slog.Any("error", err))
 			return halted("no mandate: halted before any read", merr)
@@ -128,14 +139,14 @@ func (r *Runner) Run(ctx context.Context) (Proposal, error) {
 	}
 	cat, err := r.open(ctx, m)
 	if err != nil {
-		err = fmt.Errorf("reorder: opening the catalog for %q: %w", m.Subject, err)
+		err = &openError{fmt.Errorf("reorder: opening the catalog for %q: %w", m.Subject, err)}
 		return halted(err.Error(), err)
 	}
 	if cat == nil {
 		return halted("opener returned no catalog", ErrNilCatalog)
 	}
 	r.logger.InfoContext(ctx, "reorder: planning", slog.Any("mandate", m))
-	prop, err := Plan(ctx, cat, r.policy)
+	prop, err := plan(ctx, cat, r.thresholds)
 	r.logger.InfoContext(ctx, "reorder: planned",
 		slog.String("subject", m.Subject),
 		slog.Int("scanned", prop.Scanned), slog.Int("total", prop.Total),

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/candorkit/candor/reorder"
 )
@@ -39,24 +41,23 @@ func TestRunnerNoMandateReadsNothing(t *testing.T) {
 			r, err := reorder.NewRunner(c.src, func(context.Context, reorder.Mandate) (reorder.Catalog, error) {
 				opened++
 				return cat, nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			}, reorder.Thresholds{})
+			require.NoError(t, err)
 			p, err := r.Run(context.Background())
-			if cat.calls.Load() != 0 || opened != 0 {
-				t.Fatalf("catalog read %d times, opened %d times without a mandate", cat.calls.Load(), opened)
+			assert.Zero(t, cat.calls.Load(), "catalog read without a mandate")
+			assert.Zero(t, opened, "catalog opened without a mandate")
+			var he *reorder.HaltedError
+			require.ErrorAs(t, err, &he)
+			assert.Equal(t, c.missing, errors.Is(err, reorder.ErrNoMandate))
+			if !c.missing {
+				assert.ErrorIs(t, err, storeDown)
 			}
-			var me *reorder.MandateError
-			if !errors.As(err, &me) || errors.Is(err, reorder.ErrNoMandate) != c.missing {
-				t.Fatalf("err = %v", err)
-			}
-			if !c.missing && !errors.Is(err, storeDown) {
-				t.Fatalf("source error lost: %v", err)
-			}
-			if p.Complete || !p.Escalate || p.Scanned != 0 || len(p.Lines) != 0 || !strings.Contains(p.Reasons[0], "halted before any read") {
-				t.Fatalf("proposal %+v", p)
-			}
+			assert.False(t, p.Complete)
+			assert.True(t, p.Escalate)
+			assert.Zero(t, p.Scanned)
+			assert.Empty(t, p.Lines)
+			require.NotEmpty(t, p.Reasons)
+			assert.Contains(t, p.Reasons[0], "halted before any read")
 		})
 	}
 }
@@ -72,20 +73,52 @@ func TestRunnerWithMandate(t *testing.T) {
 	r, err := reorder.NewRunner(src, func(_ context.Context, m reorder.Mandate) (reorder.Catalog, error) {
 		gotToken = m.Token
 		return cat, nil
-	}, reorder.WithPolicy(reorder.Policy{PageSize: 50}), reorder.WithLogger(logger))
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, reorder.Thresholds{PageSize: 50}, reorder.WithLogger(logger))
+	require.NoError(t, err)
 	p, err := r.Run(context.Background())
-	if err != nil || !p.Complete || len(p.Lines) != 1 || p.Lines[0] != bsa || cat.calls.Load() != 3 {
-		t.Fatalf("got %+v, %v, %d calls", p, err, cat.calls.Load())
+	require.NoError(t, err)
+	assert.True(t, p.Complete)
+	assert.Equal(t, []reorder.Line{bsa}, p.Lines)
+	assert.EqualValues(t, 3, cat.calls.Load(), "pages of 50 over 110 items")
+	assert.Equal(t, secret, gotToken, "opener did not receive the mandate's token")
+	assert.NotContains(t, logs.String(), secret)
+	assert.Contains(t, logs.String(), `"subject":"alice"`)
+}
+
+// TestRunnerAppliesThresholds pins that the thresholds given to NewRunner
+// are the ones its runs plan with (the earlier option for them was silently
+// ignored by Run, and a clock option by NewRunner).
+func TestRunnerAppliesThresholds(t *testing.T) {
+	src := reorder.MandateFunc(func(context.Context) (reorder.Mandate, error) {
+		return reorder.Mandate{Subject: "alice", Token: secret}, nil
+	})
+	cat := &memCatalog{items: loadFixture(t)}
+	r, err := reorder.NewRunner(src, func(context.Context, reorder.Mandate) (reorder.Catalog, error) { return cat, nil },
+		reorder.Thresholds{PageSize: 50, MaxPages: 1})
+	require.NoError(t, err)
+	p, err := r.Run(context.Background())
+	require.ErrorIs(t, err, reorder.ErrPageCap)
+	assert.Equal(t, 50, p.Scanned)
+	assert.Equal(t, []int{50}, cat.sizes)
+}
+
+// TestNoLoggerLogsNothing pins that, without WithLogger (or with a nil
+// one), neither a Runner nor Run writes to slog.Default.
+func TestNoLoggerLogsNothing(t *testing.T) {
+	var def bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&def, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+
+	none := reorder.MandateFunc(func(context.Context) (reorder.Mandate, error) { return reorder.Mandate{}, reorder.ErrNoMandate })
+	open := func(context.Context, reorder.Mandate) (reorder.Catalog, error) { return &memCatalog{}, nil }
+	for _, opts := range [][]reorder.Option{nil, {reorder.WithLogger(nil)}} {
+		r, err := reorder.NewRunner(none, open, reorder.Thresholds{}, opts...)
+		require.NoError(t, err)
+		_, err = r.Run(context.Background())
+		require.ErrorIs(t, err, reorder.ErrNoMandate)
 	}
-	if gotToken != secret {
-		t.Fatal("opener did not receive the mandate's token")
-	}
-	if strings.Contains(logs.String(), secret) || !strings.Contains(logs.String(), `"subject":"alice"`) {
-		t.Fatalf("logs:\n%s", logs.String())
-	}
+	assert.Empty(t, def.String())
 }
 
 func TestRunnerOpenFails(t *testing.T) {
@@ -93,46 +126,41 @@ func TestRunnerOpenFails(t *testing.T) {
 	src := reorder.MandateFunc(func(context.Context) (reorder.Mandate, error) {
 		return reorder.Mandate{Subject: "alice", Token: secret}, nil
 	})
-	r, _ := reorder.NewRunner(src, func(context.Context, reorder.Mandate) (reorder.Catalog, error) { return nil, refused })
+	r, err := reorder.NewRunner(src, func(context.Context, reorder.Mandate) (reorder.Catalog, error) { return nil, refused }, reorder.Thresholds{})
+	require.NoError(t, err)
 	p, err := r.Run(context.Background())
-	if !errors.Is(err, refused) || p.Complete || !p.Escalate {
-		t.Fatalf("got %+v, %v", p, err)
-	}
-	r, _ = reorder.NewRunner(src, func(context.Context, reorder.Mandate) (reorder.Catalog, error) { return nil, nil })
-	if _, err := r.Run(context.Background()); !errors.Is(err, reorder.ErrNilCatalog) {
-		t.Fatalf("nil catalog from opener: %v", err)
-	}
+	assert.ErrorIs(t, err, refused)
+	assert.False(t, p.Complete)
+	assert.True(t, p.Escalate)
+
+	r, err = reorder.NewRunner(src, func(context.Context, reorder.Mandate) (reorder.Catalog, error) { return nil, nil }, reorder.Thresholds{})
+	require.NoError(t, err)
+	_, err = r.Run(context.Background())
+	assert.ErrorIs(t, err, reorder.ErrNilCatalog)
 }
 
 func TestNewRunnerRejects(t *testing.T) {
 	src := reorder.MandateFunc(func(context.Context) (reorder.Mandate, error) { return reorder.Mandate{}, nil })
 	open := func(context.Context, reorder.Mandate) (reorder.Catalog, error) { return nil, nil }
-	if _, err := reorder.NewRunner(nil, open); err == nil {
-		t.Error("nil source accepted")
-	}
-	if _, err := reorder.NewRunner(src, nil); err == nil {
-		t.Error("nil opener accepted")
-	}
-	var pe *reorder.PolicyError
-	if _, err := reorder.NewRunner(src, open, reorder.WithPolicy(reorder.Policy{OrderUpTo: 10})); !errors.As(err, &pe) {
-		t.Errorf("bad policy: %v", err)
-	}
+	_, err := reorder.NewRunner(nil, open, reorder.Thresholds{})
+	assert.ErrorContains(t, err, "MandateSource")
+	_, err = reorder.NewRunner(src, nil, reorder.Thresholds{})
+	assert.ErrorContains(t, err, "Opener")
+	var te *reorder.ThresholdsError
+	_, err = reorder.NewRunner(src, open, reorder.Thresholds{OrderUpTo: 10})
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, "OrderUpTo", te.Field)
 }
 
 func TestMandateNeverShowsToken(t *testing.T) {
 	m := reorder.Mandate{Subject: "alice", Token: secret}
 	var buf bytes.Buffer
 	slog.New(slog.NewTextHandler(&buf, nil)).Info("x", "m", m)
-	j, _ := json.Marshal(m)
+	j, err := json.Marshal(m)
+	require.NoError(t, err)
+	assert.True(t, json.Valid(j), "invalid JSON %s", j)
 	for _, s := range []string{fmt.Sprint(m), fmt.Sprintf("%v %+v %#v %s", m, m, m, m), fmt.Sprintf("%v", &m), buf.String(), string(j)} {
-		if strings.Contains(s, secret) {
-			t.Fatalf("token leaked: %s", s)
-		}
-		if !strings.Contains(s, "alice") {
-			t.Fatalf("subject missing: %s", s)
-		}
-	}
-	if !json.Valid(j) {
-		t.Fatalf("invalid JSON %s", j)
+		assert.NotContains(t, s, secret)
+		assert.Contains(t, s, "alice")
 	}
 }

@@ -1,49 +1,57 @@
 package reorder
 
-import "log/slog"
+import (
+	"log/slog"
 
-// Option configures Run and NewRunner. An option that does not apply to the
-// function it is given to is ignored (WithClock means nothing to a Runner,
-// WithPolicy nothing to Run).
-type Option func(*config)
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
 
-type config struct {
-	clock  Clock
+// Option configures NewRunner, Plan and Run. WithLogger applies to all
+// three; WithTracerProvider and WithMeterProvider to NewRunner and Plan
+// (Run, the scheduler, records no telemetry of its own and refuses them).
+type Option func(*options)
+
+type options struct {
 	logger *slog.Logger
-	policy Policy
+	tp     trace.TracerProvider
+	mp     metric.MeterProvider
+	// otel: WithTracerProvider or WithMeterProvider was given.
+	otel bool
 }
 
-func newConfig(opts []Option) config {
-	c := config{clock: SystemClock{}, logger: slog.New(slog.DiscardHandler)}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
+// discard is the logger of a caller who gave none.
+var discard = slog.New(slog.DiscardHandler)
+
+func newOptions(opts []Option) options {
+	var o options
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
 		}
 	}
-	return c
-}
-
-// WithClock sets the clock Run reads and waits on (default SystemClock).
-// A nil clock is ignored.
-func WithClock(c Clock) Option {
-	return func(cfg *config) {
-		if c != nil {
-			cfg.clock = c
-		}
+	if o.logger == nil {
+		o.logger = discard
 	}
+	return o
 }
 
-// WithLogger sets the logger (default: discard). Logs never hold a mandate's
-// token. A nil logger is ignored.
+// WithLogger sets where NewRunner's Runner, Run and Plan log. Nil or absent
+// means nothing is logged. Logs never hold a mandate's token; an error is
+// logged under the key "error".
 func WithLogger(l *slog.Logger) Option {
-	return func(cfg *config) {
-		if l != nil {
-			cfg.logger = l
-		}
-	}
+	return func(o *options) { o.logger = l }
 }
 
-// WithPolicy sets the Policy a Runner plans with (default Policy{}).
-func WithPolicy(p Policy) Option {
-	return func(cfg *config) { cfg.policy = p }
+// WithTracerProvider sets the OpenTelemetry tracer provider of the spans
+// reorder.run (Runner.Run) and reorder.plan (Plan); nil or absent means the
+// global provider. See the package documentation for the attributes.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *options) { o.tp, o.otel = tp, true }
+}
+
+// WithMeterProvider sets the OpenTelemetry meter provider of the metric
+// reorder.run.duration; nil or absent means the global provider.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(o *options) { o.mp, o.otel = mp, true }
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+
+	"github.com/candorkit/candor/internal/scan"
 )
 
-// Default values a zero field of Policy takes.
+// Default values a zero field of Thresholds takes.
 const (
 	DefaultReorderPoint = 50
 	DefaultOrderUpTo    = 150
@@ -16,11 +19,12 @@ const (
 	DefaultMaxItems     = 10000
 )
 
-// Policy is the rule Plan applies and the read budget it keeps. A zero field
-// takes its default, so Policy{} is the documented default policy: reorder
-// below 50, order up to 150, pages of 200, at most 50 pages and 10,000 items.
-// There is no unlimited read: every scan has a page cap and an item cap.
-type Policy struct {
+// Thresholds are the rule Plan applies and the read budget it keeps. A zero
+// field takes its default, so Thresholds{} are the documented defaults:
+// reorder below 50, order up to 150, pages of 200, at most 50 pages and
+// 10,000 items. There is no unlimited read: every scan has a page cap and an
+// item cap.
+type Thresholds struct {
 	// ReorderPoint: an item is proposed when its on-hand quantity is strictly
 	// below this value.
 	ReorderPoint int
@@ -36,7 +40,7 @@ type Policy struct {
 }
 
 // WithDefaults returns p with every zero field replaced by its default.
-func (p Policy) WithDefaults() Policy {
+func (p Thresholds) WithDefaults() Thresholds {
 	if p.ReorderPoint == 0 {
 		p.ReorderPoint = DefaultReorderPoint
 	}
@@ -55,24 +59,24 @@ func (p Policy) WithDefaults() Policy {
 	return p
 }
 
-// Validate reports a *PolicyError when p (after defaults) cannot be applied:
+// Validate reports a *ThresholdsError when p (after defaults) cannot be applied:
 // a negative field, or OrderUpTo below ReorderPoint (which would propose
 // nothing, or a negative quantity, for an item that needs stock).
-func (p Policy) Validate() error {
+func (p Thresholds) Validate() error {
 	p = p.WithDefaults()
 	switch {
 	case p.ReorderPoint < 0:
-		return &PolicyError{Field: "ReorderPoint", Value: p.ReorderPoint, Reason: "must not be negative"}
+		return &ThresholdsError{Field: "ReorderPoint", Value: p.ReorderPoint, Reason: "must not be negative"}
 	case p.OrderUpTo < 0:
-		return &PolicyError{Field: "OrderUpTo", Value: p.OrderUpTo, Reason: "must not be negative"}
+		return &ThresholdsError{Field: "OrderUpTo", Value: p.OrderUpTo, Reason: "must not be negative"}
 	case p.OrderUpTo < p.ReorderPoint:
-		return &PolicyError{Field: "OrderUpTo", Value: p.OrderUpTo, Reason: fmt.Sprintf("must be at least ReorderPoint (%d)", p.ReorderPoint)}
+		return &ThresholdsError{Field: "OrderUpTo", Value: p.OrderUpTo, Reason: fmt.Sprintf("must be at least ReorderPoint (%d)", p.ReorderPoint)}
 	case p.PageSize < 0:
-		return &PolicyError{Field: "PageSize", Value: p.PageSize, Reason: "must not be negative"}
+		return &ThresholdsError{Field: "PageSize", Value: p.PageSize, Reason: "must not be negative"}
 	case p.MaxPages < 0:
-		return &PolicyError{Field: "MaxPages", Value: p.MaxPages, Reason: "must not be negative"}
+		return &ThresholdsError{Field: "MaxPages", Value: p.MaxPages, Reason: "must not be negative"}
 	case p.MaxItems < 0:
-		return &PolicyError{Field: "MaxItems", Value: p.MaxItems, Reason: "must not be negative"}
+		return &ThresholdsError{Field: "MaxItems", Value: p.MaxItems, Reason: "must not be negative"}
 	}
 	return nil
 }
@@ -150,7 +154,7 @@ func quoteCursor(c string) string {
 	return fmt.Sprintf("%q", c)
 }
 
-// Plan pages through catalog under policy and proposes a purchase of
+// Plan pages through catalog under t and proposes a purchase of
 // OrderUpTo − OnHand for every item strictly below ReorderPoint, in catalog
 // order.
 //
@@ -159,9 +163,27 @@ func quoteCursor(c string) string {
 // Escalate true, Reasons naming the cause) and the error is an
 // *IncompleteError (errors.Is(err, ErrIncomplete)) wrapping the cause:
 // ErrPageCap, ErrItemCap, a *PageError, ErrCursorRepeat, ErrDuplicateCode,
-// ErrTotalMismatch, or the context's error. An invalid policy or a nil
-// catalog is a *PolicyError (or ErrNilCatalog) and nothing is read.
-func Plan(ctx context.Context, catalog Catalog, policy Policy) (Proposal, error) {
+// ErrTotalMismatch, or the context's error. Invalid thresholds or a nil
+// catalog are a *ThresholdsError (or ErrNilCatalog) and nothing is read.
+//
+// Options: WithTracerProvider and WithMeterProvider (the span reorder.plan
+// and the metric reorder.run.duration), WithLogger (one record per plan).
+func Plan(ctx context.Context, catalog Catalog, t Thresholds, opts ...Option) (Proposal, error) {
+	o := newOptions(opts)
+	tel := newTelemetry(o)
+	ctx, span, start := tel.start(ctx, "plan")
+	prop, err := plan(ctx, catalog, t)
+	tel.end(ctx, span, start, "plan", prop, err)
+	if o.logger.Enabled(ctx, slog.LevelInfo) {
+		o.logger.LogAttrs(ctx, slog.LevelInfo, "reorder: planned",
+			slog.Int("scanned", prop.Scanned), slog.Int("total", prop.Total),
+			slog.Bool("complete", prop.Complete), slog.Int("lines", len(prop.Lines)),
+			slog.Bool("escalate", prop.Escalate))
+	}
+	return prop, err
+}
+
+func plan(ctx context.Context, catalog Catalog, t Thresholds) (Proposal, error) {
 	prop := Proposal{Lines: []Line{}, Reasons: []string{}}
 	fail := func(err error) (Proposal, error) {
 		prop.Escalate = true
@@ -171,110 +193,114 @@ func Plan(ctx context.Context, catalog Catalog, policy Policy) (Proposal, error)
 	if catalog == nil {
 		return fail(ErrNilCatalog)
 	}
-	if err := policy.Validate(); err != nil {
+	if err := t.Validate(); err != nil {
 		return fail(err)
 	}
-	p := policy.WithDefaults()
+	p := t.WithDefaults()
 
 	var (
-		causes  []error
-		cursor  string
-		pages   int
-		seenCur = map[string]bool{}
-		seen    = map[string]bool{}
+		causes []error
+		seen   = map[string]bool{}
 		// unproposed counts the items examined but not assessed: no
 		// code, or an on-hand quantity out of range.
 		unproposed int
-		reached    bool // the catalog signalled its last page
+		page       int  // the number of the page being read
+		index      int  // the 1-based index of the item in its page
+		truncated  bool // the last page held more items than the room left
 	)
 	incomplete := func(reason string, cause error) {
 		prop.Reasons = append(prop.Reasons, reason)
 		causes = append(causes, cause)
 	}
-
-	for {
-		if err := ctx.Err(); err != nil {
-			incomplete(fmt.Sprintf("cancelled after %d page(s): %v", pages, err), context.Cause(ctx))
-			break
-		}
-		if pages >= p.MaxPages {
-			incomplete(fmt.Sprintf("page cap: read %d page(s), the limit, and the catalog has more", pages), ErrPageCap)
-			break
-		}
-		if prop.Scanned >= p.MaxItems {
-			incomplete(fmt.Sprintf("item cap: read %d item(s), the limit, and the catalog has more", prop.Scanned), ErrItemCap)
-			break
-		}
-		size := min(p.PageSize, p.MaxItems-prop.Scanned)
-		batch, next, err := catalog.Page(ctx, cursor, size)
-		pages++
+	// The paging loop (caps, cursor repeats, the reported total) is
+	// internal/scan's; Plan assesses the items of each page as they come.
+	fetch := func(ctx context.Context, cursor string) (scan.Page[Item], error) {
+		page++
+		room := p.MaxItems - prop.Scanned
+		batch, next, err := catalog.Page(ctx, cursor, min(p.PageSize, room))
 		if err != nil {
-			pe := &PageError{Page: pages, Cursor: cursor, Err: err}
-			if cerr := ctx.Err(); cerr != nil {
-				incomplete(fmt.Sprintf("cancelled during page %d: %v", pages, err), errors.Join(context.Cause(ctx), pe))
-			} else {
-				incomplete(fmt.Sprintf("catalog error on page %d: %v", pages, err), pe)
-			}
-			break
+			return scan.Page[Item]{}, &PageError{Page: page, Cursor: cursor, Err: err}
 		}
+		total := scan.UnknownTotal
 		if batch.Total > 0 {
-			prop.Total = batch.Total
+			prop.Total, total = batch.Total, batch.Total
 		}
-		items := batch.Items
-		truncated := false
-		if room := p.MaxItems - prop.Scanned; len(items) > room {
-			items, truncated = items[:room], true
-		}
-		for i, it := range items {
-			prop.Scanned++
-			if strings.TrimSpace(it.Code) == "" {
-				unproposed++
-				prop.Reasons = append(prop.Reasons, fmt.Sprintf("item %d of page %d has no code: not proposed", i+1, pages))
-				continue
-			}
-			if seen[it.Code] {
-				incomplete(fmt.Sprintf("code %s appeared twice: the catalog changed or paged inconsistently during the scan", it.Code),
-					fmt.Errorf("%w: %s", ErrDuplicateCode, it.Code))
-				continue
-			}
-			seen[it.Code] = true
-			if it.OnHand < p.ReorderPoint {
-				// OrderUpTo ≥ ReorderPoint > OnHand, so the quantity is
-				// positive unless the subtraction overflowed.
-				qty := p.OrderUpTo - it.OnHand
-				if qty <= 0 {
-					unproposed++
-					prop.Reasons = append(prop.Reasons, fmt.Sprintf("%s reports an on-hand quantity out of range (%d): not proposed", it.Code, it.OnHand))
-					continue
-				}
-				if it.OnHand < 0 {
-					prop.Reasons = append(prop.Reasons, fmt.Sprintf("%s reports a negative on-hand quantity (%d)", it.Code, it.OnHand))
-				}
-				prop.Lines = append(prop.Lines, Line{
-					Code: it.Code, Name: it.Name, Vendor: it.Vendor,
-					OnHand: it.OnHand, Quantity: qty,
-				})
-			}
-		}
-		if truncated {
-			incomplete(fmt.Sprintf("item cap: the catalog sent more than the %d item(s) allowed; the rest were not examined", p.MaxItems), ErrItemCap)
-			break
-		}
-		if next == "" {
-			reached = true
-			break
-		}
-		if next == cursor || seenCur[next] {
-			incomplete(fmt.Sprintf("catalog returned cursor %s again on page %d: stopped to avoid a loop", quoteCursor(next), pages), ErrCursorRepeat)
-			break
-		}
-		seenCur[cursor] = true
-		cursor = next
+		truncated, index = len(batch.Items) > room, 0
+		return scan.Page[Item]{Items: batch.Items, Next: next, Total: total}, nil
 	}
-
-	if reached && prop.Total > 0 && prop.Total != prop.Scanned {
-		incomplete(fmt.Sprintf("catalog reports %d item(s) but the scan read %d", prop.Total, prop.Scanned),
-			&TotalMismatchError{Reported: prop.Total, Scanned: prop.Scanned})
+	assess := func(it Item) {
+		prop.Scanned++
+		index++
+		if strings.TrimSpace(it.Code) == "" {
+			unproposed++
+			prop.Reasons = append(prop.Reasons, fmt.Sprintf("item %d of page %d has no code: not proposed", index, page))
+			return
+		}
+		if seen[it.Code] {
+			incomplete(fmt.Sprintf("code %s appeared twice: the catalog changed or paged inconsistently during the scan", it.Code),
+				fmt.Errorf("%w: %s", ErrDuplicateCode, it.Code))
+			return
+		}
+		seen[it.Code] = true
+		if it.OnHand >= p.ReorderPoint {
+			return
+		}
+		// OrderUpTo ≥ ReorderPoint > OnHand, so the quantity is positive
+		// unless the subtraction overflowed.
+		qty := p.OrderUpTo - it.OnHand
+		if qty <= 0 {
+			unproposed++
+			prop.Reasons = append(prop.Reasons, fmt.Sprintf("%s reports an on-hand quantity out of range (%d): not proposed", it.Code, it.OnHand))
+			return
+		}
+		if it.OnHand < 0 {
+			prop.Reasons = append(prop.Reasons, fmt.Sprintf("%s reports a negative on-hand quantity (%d)", it.Code, it.OnHand))
+		}
+		prop.Lines = append(prop.Lines, Line{Code: it.Code, Name: it.Name, Vendor: it.Vendor, OnHand: it.OnHand, Quantity: qty})
+	}
+	reached := true // the catalog signalled its last page
+	for it, err := range scan.Seq(ctx, fetch, scan.Limits{MaxPages: p.MaxPages, MaxItems: p.MaxItems}) {
+		if err == nil {
+			assess(it)
+			continue
+		}
+		reached = false
+		var se *scan.IncompleteError
+		if !errors.As(err, &se) {
+			incomplete("scan failed: "+err.Error(), err) // not reached: the limits are valid
+			break
+		}
+		var pe *PageError
+		switch se.Reason {
+		case scan.ReasonCanceled:
+			if errors.As(se.Err, &pe) {
+				incomplete(fmt.Sprintf("cancelled during page %d: %v", pe.Page, pe.Err), se.Err)
+			} else {
+				incomplete(fmt.Sprintf("cancelled after %d page(s): %v", se.Pages, ctx.Err()), se.Err)
+			}
+		case scan.ReasonFetch:
+			if errors.As(se.Err, &pe) {
+				incomplete(fmt.Sprintf("catalog error on page %d: %v", pe.Page, pe.Err), pe)
+			} else {
+				incomplete(fmt.Sprintf("catalog error on page %d: %v", se.Pages, se.Err), se.Err)
+			}
+		case scan.ReasonPageCap:
+			incomplete(fmt.Sprintf("page cap: read %d page(s), the limit, and the catalog has more", se.Pages), ErrPageCap)
+		case scan.ReasonItemCap:
+			if truncated {
+				incomplete(fmt.Sprintf("item cap: the catalog sent more than the %d item(s) allowed; the rest were not examined", p.MaxItems), ErrItemCap)
+			} else {
+				incomplete(fmt.Sprintf("item cap: read %d item(s), the limit, and the catalog has more", prop.Scanned), ErrItemCap)
+			}
+		case scan.ReasonCursorRepeat:
+			incomplete(fmt.Sprintf("catalog returned cursor %s again on page %d: stopped to avoid a loop", quoteCursor(se.Cursor), se.Pages), ErrCursorRepeat)
+		case scan.ReasonTotalMismatch:
+			reached = true
+			incomplete(fmt.Sprintf("catalog reports %d item(s) but the scan read %d", prop.Total, prop.Scanned),
+				&TotalMismatchError{Reported: prop.Total, Scanned: prop.Scanned})
+		default:
+			incomplete("scan stopped: "+err.Error(), err)
+		}
 	}
 	prop.Complete = reached && len(causes) == 0
 	if n := len(prop.Lines); n > 0 {

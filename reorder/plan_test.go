@@ -25,7 +25,7 @@ func TestPlanFixture(t *testing.T) {
 	}
 	for _, size := range []int{0, 1, 7, 50, 110, 500} {
 		cat := &memCatalog{items: items}
-		p, err := reorder.Plan(context.Background(), cat, reorder.Policy{PageSize: size, MaxPages: 110})
+		p, err := reorder.Plan(context.Background(), cat, reorder.Thresholds{PageSize: size, MaxPages: 110})
 		if err != nil {
 			t.Fatalf("size %d: %v", size, err)
 		}
@@ -46,7 +46,7 @@ func TestPlanFixture(t *testing.T) {
 
 func TestPlanPageCap(t *testing.T) {
 	cat := &memCatalog{items: loadFixture(t)}
-	p, err := reorder.Plan(context.Background(), cat, reorder.Policy{PageSize: 50, MaxPages: 1})
+	p, err := reorder.Plan(context.Background(), cat, reorder.Thresholds{PageSize: 50, MaxPages: 1})
 	if p.Complete || !p.Escalate || p.Scanned != 50 || p.Total != 110 {
 		t.Fatalf("got %+v", p)
 	}
@@ -69,7 +69,7 @@ func TestPlanPageCapExactFit(t *testing.T) {
 	// Three pages are allowed and three suffice: the last page arrives
 	// within the cap, so the scan is complete.
 	cat := &memCatalog{items: loadFixture(t)}
-	p, err := reorder.Plan(context.Background(), cat, reorder.Policy{PageSize: 50, MaxPages: 3})
+	p, err := reorder.Plan(context.Background(), cat, reorder.Thresholds{PageSize: 50, MaxPages: 3})
 	if err != nil || !p.Complete || p.Scanned != 110 {
 		t.Fatalf("got %+v, %v", p, err)
 	}
@@ -78,7 +78,7 @@ func TestPlanPageCapExactFit(t *testing.T) {
 func TestPlanFailingPage(t *testing.T) {
 	boom := errors.New("HTTP 502 from catalog")
 	cat := &memCatalog{items: loadFixture(t), failPage: 2, failErr: boom}
-	p, err := reorder.Plan(context.Background(), cat, reorder.Policy{PageSize: 50})
+	p, err := reorder.Plan(context.Background(), cat, reorder.Thresholds{PageSize: 50})
 	if p.Complete || !p.Escalate || p.Scanned != 50 {
 		t.Fatalf("got %+v", p)
 	}
@@ -96,7 +96,7 @@ func TestPlanFailingPage(t *testing.T) {
 
 func TestPlanItemCap(t *testing.T) {
 	cat := &memCatalog{items: loadFixture(t)}
-	p, err := reorder.Plan(context.Background(), cat, reorder.Policy{PageSize: 50, MaxItems: 60})
+	p, err := reorder.Plan(context.Background(), cat, reorder.Thresholds{PageSize: 50, MaxItems: 60})
 	if !errors.Is(err, reorder.ErrItemCap) || p.Complete || !p.Escalate || p.Scanned != 60 {
 		t.Fatalf("got %+v, %v", p, err)
 	}
@@ -109,14 +109,14 @@ func TestPlanItemCap(t *testing.T) {
 
 	// A cap equal to the catalog's size still completes.
 	cat = &memCatalog{items: loadFixture(t)}
-	p, err = reorder.Plan(context.Background(), cat, reorder.Policy{PageSize: 50, MaxItems: 110})
+	p, err = reorder.Plan(context.Background(), cat, reorder.Thresholds{PageSize: 50, MaxItems: 110})
 	if err != nil || !p.Complete || p.Scanned != 110 {
 		t.Fatalf("got %+v, %v", p, err)
 	}
 
 	// A catalog that sends more than asked is cut at the cap.
 	cat = &memCatalog{items: loadFixture(t), overServe: 100}
-	p, err = reorder.Plan(context.Background(), cat, reorder.Policy{PageSize: 10, MaxItems: 30})
+	p, err = reorder.Plan(context.Background(), cat, reorder.Thresholds{PageSize: 10, MaxItems: 30})
 	if !errors.Is(err, reorder.ErrItemCap) || p.Scanned != 30 || p.Complete {
 		t.Fatalf("got %+v, %v", p, err)
 	}
@@ -126,7 +126,7 @@ func TestPlanCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	cat := &memCatalog{items: loadFixture(t)}
-	p, err := reorder.Plan(ctx, cat, reorder.Policy{})
+	p, err := reorder.Plan(ctx, cat, reorder.Thresholds{})
 	if !errors.Is(err, context.Canceled) || p.Complete || !p.Escalate || p.Scanned != 0 {
 		t.Fatalf("got %+v, %v", p, err)
 	}
@@ -142,7 +142,7 @@ func TestPlanCancellation(t *testing.T) {
 			cancel()
 		}
 	}}
-	p, err = reorder.Plan(ctx, cat, reorder.Policy{PageSize: 50})
+	p, err = reorder.Plan(ctx, cat, reorder.Thresholds{PageSize: 50})
 	if !errors.Is(err, context.Canceled) || p.Complete || !p.Escalate || p.Scanned != 50 || !hasReason(p, "cancelled during page 2") {
 		t.Fatalf("got %+v, %v", p, err)
 	}
@@ -162,14 +162,14 @@ func TestPlanCatalogMisbehaviour(t *testing.T) {
 			calls++
 			return reorder.Batch{Items: items[calls-1 : calls]}, "same", nil
 		})
-		p, err := reorder.Plan(ctx, cat, reorder.Policy{})
+		p, err := reorder.Plan(ctx, cat, reorder.Thresholds{})
 		if !errors.Is(err, reorder.ErrCursorRepeat) || p.Complete || calls != 2 || !hasReason(p, `cursor "same" again`) {
 			t.Fatalf("got %+v, %v after %d calls", p, err, calls)
 		}
 	})
 	t.Run("duplicate code", func(t *testing.T) {
 		dup := []reorder.Item{items[0], items[1], items[0]}
-		p, err := reorder.Plan(ctx, &memCatalog{items: dup}, reorder.Policy{})
+		p, err := reorder.Plan(ctx, &memCatalog{items: dup}, reorder.Thresholds{})
 		if !errors.Is(err, reorder.ErrDuplicateCode) || p.Complete || !p.Escalate || !hasReason(p, items[0].Code+" appeared twice") {
 			t.Fatalf("got %+v, %v", p, err)
 		}
@@ -178,7 +178,7 @@ func TestPlanCatalogMisbehaviour(t *testing.T) {
 		cat := reorder.CatalogFunc(func(ctx context.Context, cursor string, size int) (reorder.Batch, string, error) {
 			return reorder.Batch{Items: items, Total: 110}, "", nil
 		})
-		p, err := reorder.Plan(ctx, cat, reorder.Policy{})
+		p, err := reorder.Plan(ctx, cat, reorder.Thresholds{})
 		var tm *reorder.TotalMismatchError
 		if !errors.As(err, &tm) || tm.Reported != 110 || tm.Scanned != 3 || !errors.Is(err, reorder.ErrTotalMismatch) || p.Complete {
 			t.Fatalf("got %+v, %v", p, err)
@@ -186,14 +186,14 @@ func TestPlanCatalogMisbehaviour(t *testing.T) {
 	})
 	t.Run("item without code", func(t *testing.T) {
 		odd := []reorder.Item{{Name: "nameless", OnHand: 1}, items[0]}
-		p, err := reorder.Plan(ctx, &memCatalog{items: odd, noTotal: true}, reorder.Policy{})
+		p, err := reorder.Plan(ctx, &memCatalog{items: odd, noTotal: true}, reorder.Thresholds{})
 		if err != nil || !p.Complete || !p.Escalate || len(p.Lines) != 0 || !hasReason(p, "has no code") {
 			t.Fatalf("got %+v, %v", p, err)
 		}
 	})
 	t.Run("on hand too negative to compute a quantity", func(t *testing.T) {
 		odd := []reorder.Item{{Code: "X1", OnHand: math.MinInt}, {Code: "X2", OnHand: 10}}
-		p, err := reorder.Plan(ctx, &memCatalog{items: odd}, reorder.Policy{})
+		p, err := reorder.Plan(ctx, &memCatalog{items: odd}, reorder.Thresholds{})
 		if err != nil || !p.Complete || !p.Escalate || len(p.Lines) != 1 || p.Lines[0].Code != "X2" || p.Lines[0].Quantity != 140 ||
 			!hasReason(p, "X1 reports an on-hand quantity out of range") {
 			t.Fatalf("got %+v, %v", p, err)
@@ -206,7 +206,7 @@ func TestPlanCatalogMisbehaviour(t *testing.T) {
 	})
 	t.Run("negative on hand", func(t *testing.T) {
 		neg := []reorder.Item{{Code: "X1", OnHand: -5}}
-		p, err := reorder.Plan(ctx, &memCatalog{items: neg}, reorder.Policy{})
+		p, err := reorder.Plan(ctx, &memCatalog{items: neg}, reorder.Thresholds{})
 		if err != nil || len(p.Lines) != 1 || p.Lines[0].Quantity != 155 || !hasReason(p, "negative") {
 			t.Fatalf("got %+v, %v", p, err)
 		}
@@ -215,12 +215,12 @@ func TestPlanCatalogMisbehaviour(t *testing.T) {
 
 func TestPlanNothingToOrder(t *testing.T) {
 	items := []reorder.Item{{Code: "A", OnHand: 50}, {Code: "B", OnHand: 51}}
-	p, err := reorder.Plan(context.Background(), &memCatalog{items: items}, reorder.Policy{})
+	p, err := reorder.Plan(context.Background(), &memCatalog{items: items}, reorder.Thresholds{})
 	if err != nil || !p.Complete || p.Escalate || len(p.Lines) != 0 || len(p.Reasons) != 0 {
 		t.Fatalf("got %+v, %v", p, err)
 	}
 	// An empty catalog is a complete scan of nothing.
-	p, err = reorder.Plan(context.Background(), &memCatalog{}, reorder.Policy{})
+	p, err = reorder.Plan(context.Background(), &memCatalog{}, reorder.Thresholds{})
 	if err != nil || !p.Complete || p.Escalate || p.Scanned != 0 {
 		t.Fatalf("got %+v, %v", p, err)
 	}
@@ -228,11 +228,11 @@ func TestPlanNothingToOrder(t *testing.T) {
 
 func TestPlanPolicy(t *testing.T) {
 	items := []reorder.Item{{Code: "A", OnHand: 9}, {Code: "B", OnHand: 10}}
-	p, err := reorder.Plan(context.Background(), &memCatalog{items: items}, reorder.Policy{ReorderPoint: 10, OrderUpTo: 40})
+	p, err := reorder.Plan(context.Background(), &memCatalog{items: items}, reorder.Thresholds{ReorderPoint: 10, OrderUpTo: 40})
 	if err != nil || len(p.Lines) != 1 || p.Lines[0].Code != "A" || p.Lines[0].Quantity != 31 {
 		t.Fatalf("got %+v, %v", p, err)
 	}
-	for _, bad := range []reorder.Policy{
+	for _, bad := range []reorder.Thresholds{
 		{ReorderPoint: 100, OrderUpTo: 90},
 		{ReorderPoint: -1},
 		{PageSize: -1},
@@ -241,22 +241,22 @@ func TestPlanPolicy(t *testing.T) {
 	} {
 		cat := &memCatalog{items: items}
 		p, err := reorder.Plan(context.Background(), cat, bad)
-		var pe *reorder.PolicyError
+		var pe *reorder.ThresholdsError
 		if !errors.As(err, &pe) || p.Complete || !p.Escalate || cat.calls.Load() != 0 {
 			t.Fatalf("policy %+v: got %+v, %v, %d calls", bad, p, err, cat.calls.Load())
 		}
 	}
-	if _, err := reorder.Plan(context.Background(), nil, reorder.Policy{}); !errors.Is(err, reorder.ErrNilCatalog) {
+	if _, err := reorder.Plan(context.Background(), nil, reorder.Thresholds{}); !errors.Is(err, reorder.ErrNilCatalog) {
 		t.Fatalf("nil catalog: %v", err)
 	}
-	d := reorder.Policy{}.WithDefaults()
-	if d != (reorder.Policy{ReorderPoint: 50, OrderUpTo: 150, PageSize: 200, MaxPages: 50, MaxItems: 10000}) {
+	d := reorder.Thresholds{}.WithDefaults()
+	if d != (reorder.Thresholds{ReorderPoint: 50, OrderUpTo: 150, PageSize: 200, MaxPages: 50, MaxItems: 10000}) {
 		t.Fatalf("defaults %+v", d)
 	}
 }
 
 func TestProposalJSON(t *testing.T) {
-	p, _ := reorder.Plan(context.Background(), &memCatalog{items: loadFixture(t)}, reorder.Policy{})
+	p, _ := reorder.Plan(context.Background(), &memCatalog{items: loadFixture(t)}, reorder.Thresholds{})
 	b, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +266,7 @@ func TestProposalJSON(t *testing.T) {
 		t.Fatalf("json\n got %s\nwant %s", b, want)
 	}
 	// Nothing proposed still encodes arrays, not null.
-	p, _ = reorder.Plan(context.Background(), &memCatalog{}, reorder.Policy{})
+	p, _ = reorder.Plan(context.Background(), &memCatalog{}, reorder.Thresholds{})
 	b, _ = json.Marshal(p)
 	if !strings.Contains(string(b), `"lines":[]`) || !strings.Contains(string(b), `"reasons":[]`) {
 		t.Fatalf("json %s", b)
@@ -278,7 +278,7 @@ func BenchmarkPlanFixture(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		cat.sizes = cat.sizes[:0]
-		if _, err := reorder.Plan(ctx, cat, reorder.Policy{PageSize: 50}); err != nil {
+		if _, err := reorder.Plan(ctx, cat, reorder.Thresholds{PageSize: 50}); err != nil {
 			b.Fatal(err)
 		}
 	}

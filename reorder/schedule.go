@@ -124,26 +124,11 @@ func sameDay(t time.Time, y int, m time.Month, d int) bool {
 	return ty == y && tm == m && td == d
 }
 
-// Clock is the time source of Run. The real clock is the default; tests
-// inject a manual one so that no test sleeps.
-type Clock interface {
-	Now() time.Time
-	// WaitUntil blocks until the clock reads t or later (returning nil) or
-	// ctx ends (returning ctx's error).
-	WaitUntil(ctx context.Context, t time.Time) error
-}
-
-// SystemClock is the wall clock. WaitUntil sleeps in steps of at most one
-// minute and re-reads the wall clock after each, so a clock step (NTP, a
-// suspended machine) delays a run by at most a minute instead of by the
-// size of the step.
-type SystemClock struct{}
-
-// Now returns time.Now().
-func (SystemClock) Now() time.Time { return time.Now() }
-
-// WaitUntil implements Clock.
-func (SystemClock) WaitUntil(ctx context.Context, t time.Time) error {
+// waitUntil blocks until the wall clock reads t or later (nil) or ctx ends
+// (ctx's error). It sleeps in steps of at most one minute and re-reads the
+// wall clock after each, so a clock step (NTP, a suspended machine) delays a
+// run by at most a minute instead of by the size of the step.
+func waitUntil(ctx context.Context, t time.Time) error {
 	for {
 		d := time.Until(t)
 		if d <= 0 {
@@ -168,8 +153,11 @@ type Job func(ctx context.Context, at time.Time) error
 // running when its successor falls due delays it, and runs missed that way
 // are skipped, not queued (the next run is the first scheduled time after the
 // job returns). A job's error is logged (Option WithLogger) and the loop goes
-// on; a job that must stop the loop cancels ctx. Options: WithClock,
-// WithLogger.
+// on; a job that must stop the loop cancels ctx. Run reads the wall clock
+// (time.Now) and waits in steps of at most a minute, re-reading it after
+// each, so a clock step delays a run by at most a minute. Option:
+// WithLogger; WithTracerProvider and WithMeterProvider are refused
+// (ErrSchedule): the Runner a job calls records the spans.
 func Run(ctx context.Context, schedule Schedule, job Job, opts ...Option) error {
 	if schedule.loc == nil {
 		return fmt.Errorf("%w: zero Schedule", ErrSchedule)
@@ -177,19 +165,23 @@ func Run(ctx context.Context, schedule Schedule, job Job, opts ...Option) error 
 	if job == nil {
 		return fmt.Errorf("%w: nil job", ErrSchedule)
 	}
-	cfg := newConfig(opts)
+	o := newOptions(opts)
+	if o.otel {
+		return fmt.Errorf("%w: Run records no telemetry (pass WithTracerProvider and WithMeterProvider to NewRunner)", ErrSchedule)
+	}
+	log := o.logger
 	for {
-		at := schedule.Next(cfg.clock.Now())
-		cfg.logger.DebugContext(ctx, "reorder: next run", slog.Time("at", at), slog.String("schedule", schedule.String()))
-		if err := cfg.clock.WaitUntil(ctx, at); err != nil {
+		at := schedule.Next(time.Now())
+		log.DebugContext(ctx, "reorder: next run", slog.Time("at", at), slog.String("schedule", schedule.String()))
+		if err := waitUntil(ctx, at); err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		cfg.logger.InfoContext(ctx, "reorder: run starting", slog.Time("at", at))
+		log.InfoContext(ctx, "reorder: run starting", slog.Time("at", at))
 		if err := job(ctx, at); err != nil {
-			cfg.logger.ErrorContext(ctx, "reorder: run failed", slog.Time("at", at), slog.Any("error", err))
+			log.ErrorContext(ctx, "reorder: run failed", slog.Time("at", at), slog.Any("error", err))
 		}
 	}
 }

@@ -1,13 +1,18 @@
 package reorder_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
-	"sync"
+	"log/slog"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 	_ "time/tzdata" // CI machines may lack a zoneinfo database
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/candorkit/candor/reorder"
 )
@@ -172,134 +177,89 @@ func TestScheduleInvalid(t *testing.T) {
 	}
 }
 
-// manualClock is a Clock the test moves by hand. Each WaitUntil reports its
-// target on waits, so the test knows when Run is idle and until when.
-type manualClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	changed chan struct{} // closed and replaced on every Set
-	waits   chan time.Time
-}
-
-func newManualClock(now time.Time) *manualClock {
-	return &manualClock{now: now, changed: make(chan struct{}), waits: make(chan time.Time, 16)}
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	close(c.changed)
-	c.changed = make(chan struct{})
-	c.mu.Unlock()
-}
-
-func (c *manualClock) WaitUntil(ctx context.Context, t time.Time) error {
-	c.waits <- t
-	for {
-		c.mu.Lock()
-		now, ch := c.now, c.changed
-		c.mu.Unlock()
-		if !now.Before(t) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-ch:
-		}
-	}
-}
+// The Run tests run in a synctest bubble, whose clock starts at
+// 2000-01-01 00:00 UTC (01:00 in Paris) and jumps forward whenever every
+// goroutine of the bubble is blocked: Run's wait for 06:00 takes no real time.
 
 func TestRunOneAtATime(t *testing.T) {
-	s, _ := reorder.DefaultSchedule()
-	clock := newManualClock(utc("2025-03-28T12:00:00Z"))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	synctest.Test(t, func(t *testing.T) {
+		s, err := reorder.DefaultSchedule()
+		require.NoError(t, err)
+		require.Equal(t, utc("2000-01-01T00:00:00Z"), time.Now().UTC())
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
 
-	var running, maxRunning atomic.Int32
-	started := make(chan time.Time)
-	release := make(chan struct{})
-	job := func(ctx context.Context, at time.Time) error {
-		n := running.Add(1)
-		defer running.Add(-1)
-		if n > maxRunning.Load() {
-			maxRunning.Store(n)
+		var running, maxRunning atomic.Int32
+		started := make(chan time.Time)
+		release := make(chan struct{})
+		job := func(ctx context.Context, at time.Time) error {
+			n := running.Add(1)
+			defer running.Add(-1)
+			if n > maxRunning.Load() {
+				maxRunning.Store(n)
+			}
+			started <- at
+			<-release
+			return errors.New("job failed (logged, loop goes on)")
 		}
-		started <- at
-		<-release
-		return errors.New("job failed (logged, loop goes on)")
-	}
-	done := make(chan error, 1)
-	go func() { done <- reorder.Run(ctx, s, job, reorder.WithClock(clock)) }()
+		done := make(chan error, 1)
+		go func() { done <- reorder.Run(ctx, s, job) }()
 
-	// First wait: 2025-03-29 06:00 CET.
-	if w := <-clock.waits; !w.Equal(utc("2025-03-29T05:00:00Z")) {
-		t.Fatalf("first wait until %s", w.UTC())
-	}
-	clock.Set(utc("2025-03-29T05:00:00Z"))
-	if at := <-started; !at.Equal(utc("2025-03-29T05:00:00Z")) {
-		t.Fatalf("job started for %s", at.UTC())
-	}
-	// While the job runs, three more run times pass. Run is inside the job,
-	// not waiting on the clock, so no second job can start.
-	clock.Set(utc("2025-04-01T05:30:00Z"))
-	select {
-	case w := <-clock.waits:
-		t.Fatalf("Run waited for %s while a job was running", w)
-	default:
-	}
-	release <- struct{}{}
-	// Missed runs are skipped: the next wait is the first 06:00 after now
-	// (2025-04-02 06:00 CEST).
-	if w := <-clock.waits; !w.Equal(utc("2025-04-02T04:00:00Z")) {
-		t.Fatalf("after an overrun, wait until %s", w.UTC())
-	}
-	clock.Set(utc("2025-04-02T04:00:00Z"))
-	if at := <-started; !at.Equal(utc("2025-04-02T04:00:00Z")) {
-		t.Fatalf("second job for %s", at.UTC())
-	}
-	release <- struct{}{}
-	<-clock.waits
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("Run returned %v", err)
-	}
-	if m := maxRunning.Load(); m != 1 {
-		t.Fatalf("max concurrent jobs %d", m)
-	}
+		// The first run: 2000-01-01 06:00 CET, started at that instant.
+		at := <-started
+		assert.Equal(t, utc("2000-01-01T05:00:00Z"), at.UTC())
+		assert.Equal(t, at.UTC(), time.Now().UTC())
+		// While the job runs, three more run times pass. Run is inside the
+		// job, not waiting, so no second job can start.
+		time.Sleep(3*24*time.Hour + 30*time.Minute)
+		release <- struct{}{}
+		// Missed runs are skipped: the next run is the first 06:00 after
+		// the job returned (2000-01-04 06:30 CET), 2000-01-05 06:00 CET.
+		at = <-started
+		assert.Equal(t, utc("2000-01-05T05:00:00Z"), at.UTC())
+		release <- struct{}{}
+		synctest.Wait() // Run waits for 2000-01-06
+		cancel()
+		assert.ErrorIs(t, <-done, context.Canceled)
+		assert.EqualValues(t, 1, maxRunning.Load(), "max concurrent jobs")
+	})
 }
 
 func TestRunStopsWhenContextEnds(t *testing.T) {
-	s, _ := reorder.DefaultSchedule()
-	clock := newManualClock(utc("2025-01-01T00:00:00Z"))
-	ctx, cancel := context.WithCancel(context.Background())
-	var calls atomic.Int32
-	done := make(chan error, 1)
-	go func() {
-		done <- reorder.Run(ctx, s, func(context.Context, time.Time) error { calls.Add(1); return nil }, reorder.WithClock(clock))
-	}()
-	<-clock.waits
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) || calls.Load() != 0 {
-		t.Fatalf("Run = %v after %d jobs", err, calls.Load())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s, err := reorder.DefaultSchedule()
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		var calls atomic.Int32
+		done := make(chan error, 1)
+		go func() {
+			done <- reorder.Run(ctx, s, func(context.Context, time.Time) error { calls.Add(1); return nil })
+		}()
+		synctest.Wait() // Run is waiting for 06:00
+		cancel()
+		assert.ErrorIs(t, <-done, context.Canceled)
+		assert.Zero(t, calls.Load())
+	})
 }
 
-func TestSystemClockWaitUntil(t *testing.T) {
-	var c reorder.SystemClock
-	past := c.Now().Add(-time.Hour)
-	if err := c.WaitUntil(context.Background(), past); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := c.WaitUntil(ctx, c.Now().Add(time.Hour)); !errors.Is(err, context.Canceled) {
-		t.Fatalf("WaitUntil = %v", err)
-	}
+// TestRunLogs pins that Run logs through the logger it is given, the job's
+// error under the key "error".
+func TestRunLogs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := reorder.DefaultSchedule()
+		require.NoError(t, err)
+		var logs bytes.Buffer
+		log := slog.New(slog.NewJSONHandler(&logs, nil))
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() {
+			done <- reorder.Run(ctx, s, func(context.Context, time.Time) error {
+				cancel()
+				return errors.New("catalog down")
+			}, reorder.WithLogger(log))
+		}()
+		assert.ErrorIs(t, <-done, context.Canceled)
+		assert.Contains(t, logs.String(), `"msg":"reorder: run failed"`)
+		assert.Contains(t, logs.String(), `"error":"catalog down"`)
+	})
 }

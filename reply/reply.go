@@ -3,16 +3,11 @@ package reply
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
 )
-
-// MaxBytes is the bound callers should apply to a reply body before decoding:
-// a contract reply is a sentence or a paragraph, never megabytes.
-const MaxBytes = 1 << 20
 
 // Reply is a decoded contract reply.
 type Reply struct {
@@ -20,22 +15,6 @@ type Reply struct {
 	Answer string `json:"answer"`
 	// Escalate is true when the workflow asks for a person to take over.
 	Escalate bool `json:"escalate"`
-}
-
-// ErrEmpty reports a body that holds nothing but white space. n8n answers 200
-// with an empty body when a node fails before its Respond node.
-var ErrEmpty = errors.New("reply: the workflow returned no reply")
-
-// ContractError reports a non-empty body that is not exactly the contract.
-type ContractError struct {
-	// Reason says which rule the body broke.
-	Reason string
-	// Raw is the body exactly as received.
-	Raw []byte
-}
-
-func (e *ContractError) Error() string {
-	return "reply: off-contract body: " + e.Reason
 }
 
 // Decode decodes body as the contract {"answer": string, "escalate": bool}.

@@ -11,9 +11,10 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
-// Source is one document of a corpus together with the facts a Policy
+// Source is one document of a corpus together with the facts a CorpusPolicy
 // decides on.
 //
 // A zero ValidFrom means "valid since always" and a zero ValidUntil means
@@ -158,7 +159,7 @@ func (c Chunker) sourceDigest(s Source) string {
 }
 
 // digestOf digests a source's metadata and chunk texts (not s.Text).
-func digestOf(s Source, chunkTexts []string) string {
+func digestOf(s Source, texts []string) string {
 	h := sha256.New()
 	writeField(h, s.ID)
 	writeField(h, s.Title)
@@ -172,11 +173,12 @@ func digestOf(s Source, chunkTexts []string) string {
 	writeField(h, timeKey(s.ValidFrom))
 	writeField(h, timeKey(s.ValidUntil))
 	writeField(h, strconv.FormatBool(s.Admissible))
-	writeField(h, strconv.Itoa(len(chunkTexts)))
-	for _, t := range chunkTexts {
+	writeField(h, strconv.Itoa(len(texts)))
+	for _, t := range texts {
 		writeField(h, t)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0]))
 }
 
 type fieldWriter interface{ Write([]byte) (int, error) }
@@ -185,7 +187,8 @@ func writeField(w fieldWriter, s string) {
 	var n [8]byte
 	binary.BigEndian.PutUint64(n[:], uint64(len(s)))
 	_, _ = w.Write(n[:]) // hash.Hash.Write never fails
-	_, _ = w.Write([]byte(s))
+	// The hash only reads the bytes: no copy of the string is needed.
+	_, _ = w.Write(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 func timeKey(t time.Time) string {
@@ -258,10 +261,10 @@ func splitLong(p string, limit int) []string {
 	return out
 }
 
-// Policy decides which sources may reach a search result. It is applied to
+// CorpusPolicy decides which sources may reach a search result. It is applied to
 // sources before any ranking: a chunk of a source the policy refuses is never
 // scored.
-type Policy struct {
+type CorpusPolicy struct {
 	AsOf  time.Time // required: the date the answer is for
 	Scope string    // required: a source must list this scope
 }
@@ -270,7 +273,7 @@ type Policy struct {
 // source is admitted.
 type Exclusion string
 
-// Reasons a Policy refuses a source.
+// Reasons a CorpusPolicy refuses a source.
 const (
 	Admitted      Exclusion = ""
 	NotAdmissible Exclusion = "inadmissible"
@@ -283,18 +286,18 @@ const (
 // Validate reports whether the policy can decide anything: AsOf and Scope
 // are both required, so a caller that forgot either gets an error instead of
 // an unfiltered result.
-func (p Policy) Validate() error {
+func (p CorpusPolicy) Validate() error {
 	if p.AsOf.IsZero() {
-		return &PolicyError{Reason: "AsOf is zero"}
+		return &CorpusPolicyError{Reason: "AsOf is zero"}
 	}
 	if strings.TrimSpace(p.Scope) == "" {
-		return &PolicyError{Reason: "Scope is empty"}
+		return &CorpusPolicyError{Reason: "Scope is empty"}
 	}
 	return nil
 }
 
 // Check returns why the policy refuses s, or Admitted.
-func (p Policy) Check(s Source) Exclusion {
+func (p CorpusPolicy) Check(s Source) Exclusion {
 	if p.Validate() != nil {
 		return PolicyInvalid
 	}
@@ -302,7 +305,7 @@ func (p Policy) Check(s Source) Exclusion {
 }
 
 // check is Check for a policy already validated.
-func (p Policy) check(s Source) Exclusion {
+func (p CorpusPolicy) check(s Source) Exclusion {
 	switch {
 	case !s.Admissible:
 		return NotAdmissible

@@ -101,7 +101,7 @@ func TestCorpusDigest(t *testing.T) {
 
 func TestPolicyCheck(t *testing.T) {
 	day := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }
-	p := Policy{AsOf: day(10), Scope: "support"}
+	p := CorpusPolicy{AsOf: day(10), Scope: "support"}
 	base := Source{ID: "S", Scopes: []string{"support"}, Admissible: true, ValidFrom: day(1), ValidUntil: day(20)}
 	cases := []struct {
 		name string
@@ -125,7 +125,7 @@ func TestPolicyCheck(t *testing.T) {
 			t.Errorf("%s: Check = %q, want %q", c.name, got, c.want)
 		}
 	}
-	for _, bad := range []Policy{{Scope: "support"}, {AsOf: day(1)}, {AsOf: day(1), Scope: " "}} {
+	for _, bad := range []CorpusPolicy{{Scope: "support"}, {AsOf: day(1)}, {AsOf: day(1), Scope: " "}} {
 		if err := bad.Validate(); err == nil {
 			t.Errorf("policy %+v validated", bad)
 		}

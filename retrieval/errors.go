@@ -19,37 +19,48 @@ var (
 	ErrNoAdmissible = errors.New("retrieval: policy admits no chunk")
 	// ErrInvalidQuery: the query vector or k is unusable. See *QueryError.
 	ErrInvalidQuery = errors.New("retrieval: invalid query")
-	// ErrInvalidPolicy: a Policy without AsOf or Scope. See *PolicyError.
+	// ErrInvalidPolicy: a CorpusPolicy without AsOf or Scope. See *CorpusPolicyError.
 	ErrInvalidPolicy = errors.New("retrieval: invalid policy")
 	// ErrInvalidCorpus: a source, chunk vector or count is unusable. See
 	// *CorpusError.
 	ErrInvalidCorpus = errors.New("retrieval: invalid corpus")
-	// ErrCorrupt: the SQLite file holds data the index cannot trust.
+	// ErrCorrupt: the index files hold data the index cannot trust. See
+	// *CorruptError.
 	ErrCorrupt = errors.New("retrieval: corrupt index file")
+	// ErrLocked: another handle holds the file: a writer excludes every
+	// other handle, read-only handles exclude writers.
+	ErrLocked = errors.New("retrieval: index file is locked by another handle")
+	// ErrReadOnly: a write through a handle opened WithReadOnly, or a file
+	// that only a writable Open can migrate.
+	ErrReadOnly = errors.New("retrieval: read-only handle")
 	// ErrClosed: the Index was closed.
 	ErrClosed = errors.New("retrieval: index closed")
 	// ErrRejected: AnswerGate refused a proposal. See *RejectedError.
 	ErrRejected = errors.New("retrieval: answer rejected")
-	// ErrEmbed: an embedder failed. See *EmbedError.
-	ErrEmbed = errors.New("retrieval: embedding failed")
 )
 
-// MismatchError says which manifest field differs between what the caller
-// holds (Want) and what the index holds (Got). It matches
+// MismatchError says which field differs, and how. Want is always the
+// value that was expected and Got the value that was found: for the model
+// identity, Want is the manifest the handle was opened with and Got the
+// manifest the file records (or, for Rebuild, the manifest passed with the
+// vectors); for a dimension, Want is the index's and Got the dimension of the
+// query or vector; for a corpus digest, Want is the digest the manifest
+// states and Got the digest of the corpus at hand. It matches
 // ErrManifestMismatch.
 type MismatchError struct {
 	Field   string // "Profile", "Provider", "Model", "ModelVersion", "Dims", "CorpusDigest" or "Chunker.MaxRunes"
 	Want    string
 	Got     string
 	ChunkID string // set when one vector has the wrong dimension
+	Query   int    // the query's index in a batch, when a query has the wrong dimension
 }
 
 func (e *MismatchError) Error() string {
-	s := fmt.Sprintf("retrieval: manifest mismatch: %s: want %q, index has %q", e.Field, e.Want, e.Got)
+	what := e.Field
 	if e.ChunkID != "" {
-		s = fmt.Sprintf("retrieval: manifest mismatch: %s of vector for chunk %q: want %s, got %s", e.Field, e.ChunkID, e.Want, e.Got)
+		what = fmt.Sprintf("%s of vector for chunk %q", e.Field, e.ChunkID)
 	}
-	return s
+	return fmt.Sprintf("retrieval: manifest mismatch: %s: want %q, got %q", what, e.Want, e.Got)
 }
 
 // Unwrap returns ErrManifestMismatch.
@@ -68,13 +79,13 @@ func (e *QueryError) Error() string {
 // Unwrap returns ErrInvalidQuery.
 func (e *QueryError) Unwrap() error { return ErrInvalidQuery }
 
-// PolicyError describes an unusable Policy. It matches ErrInvalidPolicy.
-type PolicyError struct{ Reason string }
+// CorpusPolicyError describes an unusable CorpusPolicy. It matches ErrInvalidPolicy.
+type CorpusPolicyError struct{ Reason string }
 
-func (e *PolicyError) Error() string { return "retrieval: invalid policy: " + e.Reason }
+func (e *CorpusPolicyError) Error() string { return "retrieval: invalid policy: " + e.Reason }
 
 // Unwrap returns ErrInvalidPolicy.
-func (e *PolicyError) Unwrap() error { return ErrInvalidPolicy }
+func (e *CorpusPolicyError) Unwrap() error { return ErrInvalidPolicy }
 
 // CorpusError describes an unusable source, vector or count. It matches
 // ErrInvalidCorpus.

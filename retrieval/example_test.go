@@ -2,6 +2,7 @@ package retrieval_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -13,7 +14,7 @@ import (
 
 // A two-dimensional corpus with hand-placed vectors: the export guide at
 // (1,0), everything else at (0,1). A real service gets the vectors from an
-// Embedder such as retrieval.NewOllamaEmbedder.
+// Embedder such as the one in retrieval/ollama.
 func Example() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "retrieval-example")
@@ -45,7 +46,7 @@ func Example() {
 
 	question := "Where can I export CSV in Reporting?"
 	asOf := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
-	hits, err := ix.Search(ctx, []float32{1, 0}, retrieval.Policy{AsOf: asOf, Scope: "acme"}, 2)
+	hits, err := ix.Search(ctx, []float32{1, 0}, retrieval.CorpusPolicy{AsOf: asOf, Scope: "acme"}, 2)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func Example() {
 	}
 
 	gate := retrieval.AnswerGate{}
-	c := retrieval.Context{Question: question, AsOf: asOf, Hits: hits}
+	c := retrieval.GateInput{Question: question, AsOf: asOf, Hits: hits}
 	ans := gate.Validate(retrieval.Proposal{Usable: true, Evidence: []retrieval.Evidence{
 		{ChunkID: "ACME-EXPORT#0", Quote: "choose Export > CSV to download its rows"},
 	}}, c)
@@ -69,4 +70,82 @@ func Example() {
 	// ACME-USERS#0 0.00
 	// true "choose Export > CSV to download its rows" [ACME-EXPORT#0]
 	// false chunk-among-hits
+}
+
+// A service that only searches opens the index read-only: any number of
+// such handles may share the files, and a writer is refused while they
+// hold them. WithHalfPrecision halves the memory and the bytes a search
+// scans, with exactly the float32 results.
+func ExampleWithReadOnly() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "retrieval-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "kb.db")
+
+	corpus := []retrieval.Source{
+		{ID: "ACME-EXPORT", Scopes: []string{"acme"}, Admissible: true, Text: "Choose Export > CSV in any report."},
+		{ID: "ACME-USERS", Scopes: []string{"acme"}, Admissible: true, Text: "Invite users from Settings > Team."},
+	}
+	m := retrieval.Manifest{Provider: "example", Model: "hand-placed", Dims: 2, CorpusDigest: retrieval.CorpusDigest(corpus)}
+	w, err := retrieval.Open(ctx, path, m)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Rebuild(ctx, corpus, m, [][]float32{{1, 0}, {0, 1}}); err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+
+	r1, err := retrieval.Open(ctx, path, m, retrieval.WithReadOnly())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r1.Close()
+	r2, err := retrieval.Open(ctx, path, m, retrieval.WithReadOnly(), retrieval.WithHalfPrecision())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r2.Close()
+	policy := retrieval.CorpusPolicy{AsOf: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), Scope: "acme"}
+	for _, ix := range []*retrieval.Index{r1, r2} {
+		hits, err := ix.Search(ctx, []float32{0.8, 0.6}, policy, 1)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s %.2f, matrix %d bytes\n", hits[0].ChunkID, hits[0].Score, ix.MatrixBytes())
+	}
+
+	_, err = retrieval.Open(ctx, path, m, retrieval.WithBusyTimeout(10*time.Millisecond))
+	fmt.Println(errors.Is(err, retrieval.ErrLocked))
+	fmt.Println(errors.Is(r1.Delete(ctx, "ACME-USERS"), retrieval.ErrReadOnly))
+	// Output:
+	// ACME-EXPORT#0 0.80, matrix 16 bytes
+	// ACME-EXPORT#0 0.80, matrix 8 bytes
+	// true
+	// true
+}
+
+// Classify names a failure with a stable kind, the same string the
+// search span and duration metric carry as error.type.
+func ExampleClassify() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "retrieval-classify")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ix, err := retrieval.Open(ctx, filepath.Join(dir, "index.db"),
+		retrieval.Manifest{Provider: "example", Model: "hand-placed", Dims: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ix.Close()
+	_, err = ix.Search(ctx, []float32{1, 0}, retrieval.CorpusPolicy{AsOf: time.Now(), Scope: "acme"}, 3)
+	fmt.Println(retrieval.Classify(err))
+	// Output: not_built
 }

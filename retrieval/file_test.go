@@ -2,103 +2,198 @@ package retrieval
 
 import (
 	"database/sql"
-	"errors"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
+	"math"
 	"math/rand/v2"
+	"os"
 	"reflect"
+	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // editFile changes a closed index file behind the package's back.
 func editFile(t *testing.T, path string, stmts ...string) {
 	t.Helper()
 	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer db.Close()
 	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
+		_, err := db.Exec(s)
+		require.NoError(t, err, s)
 	}
 }
 
-func TestOpenReordersUngroupedChunks(t *testing.T) {
-	r := rand.New(rand.NewPCG(21, 22))
-	corpus, _ := randomCorpus(r, 20, 8)
-	corpus = append(corpus, Source{ID: "LONG", Scopes: []string{"acme"}, Admissible: true, Text: strings.Repeat("lorem ipsum ", 300)})
-	var vecs [][]float32
-	for range Chunks(corpus) {
-		vecs = append(vecs, randVec(r, 8))
-	}
-	ix, path, m := openBuilt(t, corpus, vecs)
-	q := randVec(r, 8)
-	p := Policy{AsOf: asOf, Scope: "acme"}
-	want, err := ix.Search(t.Context(), q, p, 20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix.Close()
-	// Move the first chunk of a multi-chunk source to the end of rowid order.
-	var sid string
+// vectorFile returns the path of the current vector file of a closed index.
+func vectorFile(t *testing.T, path string) string {
+	t.Helper()
 	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
+	require.NoError(t, err)
+	defer db.Close()
+	var gen int64
+	require.NoError(t, db.QueryRow(`SELECT value FROM meta WHERE key='vector_file'`).Scan(&gen))
+	return vectorPath(path, gen)
+}
+
+// writeRow overwrites row r of a closed index's vector file with v.
+func writeRow(t *testing.T, path string, dims, r int, v []float32) {
+	t.Helper()
+	f, err := os.OpenFile(vectorFile(t, path), os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = f.WriteAt(encodeVector(nil, v), vectorHeaderBytes+int64(r*4*dims))
+	require.NoError(t, err)
+}
+
+// reseal recomputes every segment checksum of a closed index, as a tool that
+// rewrote the file consistently would.
+func reseal(t *testing.T, path string, dims int) {
+	t.Helper()
+	f, err := os.Open(vectorFile(t, path))
+	require.NoError(t, err)
+	defer f.Close()
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	rows, err := db.Query(`SELECT first_row, rows FROM segments`)
+	require.NoError(t, err)
+	var segs [][2]int
+	for rows.Next() {
+		var a, b int
+		require.NoError(t, rows.Scan(&a, &b))
+		segs = append(segs, [2]int{a, b})
 	}
-	if err := db.QueryRow(`SELECT source_id FROM chunks GROUP BY source_id HAVING count(*) > 1 LIMIT 1`).Scan(&sid); err != nil {
-		t.Fatal(err)
+	require.NoError(t, rows.Close())
+	for _, s := range segs {
+		b := make([]byte, s[1]*4*dims)
+		_, err := f.ReadAt(b, vectorHeaderBytes+int64(s[0]*4*dims))
+		require.NoError(t, err)
+		_, err = db.Exec(`UPDATE segments SET crc32c=? WHERE first_row=?`, int64(crc32.Checksum(b, castagnoli)), s[0])
+		require.NoError(t, err)
 	}
-	db.Close()
-	editFile(t, path,
-		`CREATE TEMP TABLE c AS SELECT * FROM chunks WHERE source_id='`+sid+`' AND n=0`,
-		`DELETE FROM chunks WHERE source_id='`+sid+`' AND n=0`,
-		`INSERT INTO chunks SELECT * FROM temp.c`)
-	re, err := Open(t.Context(), path, m)
-	if err != nil {
-		t.Fatal(err)
+}
+
+func requireCorrupt(t *testing.T, path string, m Manifest, what string, opts ...Option) *CorruptError {
+	t.Helper()
+	re, err := Open(t.Context(), path, m, opts...)
+	if err == nil {
+		re.Close()
+		t.Fatalf("%s: a damaged index opened", what)
 	}
-	defer re.Close()
-	got, err := re.Search(t.Context(), q, p, 20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("after reordering rows: %v, want %v", hitIDs(got), hitIDs(want))
-	}
+	var ce *CorruptError
+	require.ErrorIs(t, err, ErrCorrupt, what)
+	require.ErrorAs(t, err, &ce, what)
+	return ce
 }
 
 func TestOpenRejectsCorruptFile(t *testing.T) {
 	cases := map[string]string{
-		"short vector":         `UPDATE chunks SET vector = substr(vector, 1, 4) WHERE n = 0`,
-		"zero vector":          `UPDATE chunks SET vector = zeroblob(8) WHERE source_id = 'ACME-USERS'`,
-		"edited text":          `UPDATE chunks SET text = 'Export is under Settings.' WHERE source_id = 'ACME-EXPORT'`,
+		"edited text":          `UPDATE sources SET chunk_texts = CAST(x'19' || 'Export is under Settings.' AS BLOB) WHERE id = 'ACME-EXPORT'`,
+		"bad chunk texts":      `UPDATE sources SET chunk_texts = CAST(x'7f' || 'short' AS BLOB) WHERE id = 'ACME-EXPORT'`,
 		"edited admissibility": `UPDATE sources SET admissible = 0 WHERE id = 'ACME-USERS'`,
-		"lost chunk":           `DELETE FROM chunks WHERE source_id = 'ACME-USERS'`,
+		"lost chunk":           `UPDATE sources SET chunk_texts = x'' WHERE id = 'ACME-USERS'`,
+		"lost source":          `DELETE FROM sources WHERE id = 'ACME-USERS'`,
 		"bad manifest":         `UPDATE meta SET value = '{' WHERE key = 'manifest'`,
 		"chunk count":          `UPDATE meta SET value = '2' WHERE key = 'chunks'`,
 		"schema":               `UPDATE meta SET value = '9' WHERE key = 'schema'`,
+		"overlapping rows":     `UPDATE sources SET first_row = 0 WHERE id = 'ACME-USERS'`,
+		"rows past the end":    `UPDATE sources SET first_row = 7 WHERE id = 'ACME-USERS'`,
+		"segment checksum":     `UPDATE segments SET crc32c = (crc32c + 1) % 4294967296`,
+		"lost segment":         `DELETE FROM segments`,
+		"more rows":            `UPDATE meta SET value = '4' WHERE key = 'vector_rows'`,
+		"other file ID":        `UPDATE meta SET value = '00000000000000000000000000000000' WHERE key = 'vector_file_id'`,
+		"other generation":     `UPDATE meta SET value = '7' WHERE key = 'vector_file'`,
 	}
 	for name, stmt := range cases {
+		t.Run(name, func(t *testing.T) {
+			corpus, vecs := controlled()
+			ix, path, m := openBuilt(t, corpus, vecs)
+			ix.Close()
+			editFile(t, path, stmt)
+			requireCorrupt(t, path, m, name)
+		})
+	}
+	t.Run("truncated vector file", func(t *testing.T) {
 		corpus, vecs := controlled()
 		ix, path, m := openBuilt(t, corpus, vecs)
 		ix.Close()
-		editFile(t, path, stmt)
-		re, err := Open(t.Context(), path, m)
-		if err == nil {
-			re.Close()
-			t.Errorf("%s: opened", name)
-			continue
-		}
-		var ce *CorruptError
-		if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) {
-			t.Errorf("%s: %v", name, err)
-		}
-	}
+		require.NoError(t, os.Truncate(vectorFile(t, path), vectorHeaderBytes+8))
+		requireCorrupt(t, path, m, "truncated vector file")
+	})
+	t.Run("vector file header", func(t *testing.T) {
+		corpus, vecs := controlled()
+		ix, path, m := openBuilt(t, corpus, vecs)
+		ix.Close()
+		f, err := os.OpenFile(vectorFile(t, path), os.O_RDWR, 0)
+		require.NoError(t, err)
+		_, err = f.WriteAt([]byte{3}, 32) // dimensions
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		requireCorrupt(t, path, m, "vector file header")
+	})
 }
 
-// A recorded chunk count the file cannot hold is refused before Open sizes
+// A vector replaced by other finite values of the right length, here the
+// unit vector of another chunk, is found by the vector digest at Open.
+func TestOpenChecksVectorDigest(t *testing.T) {
+	corpus, vecs := controlled()
+	ix, path, m := openBuilt(t, corpus, vecs)
+	before, err := ix.Search(t.Context(), []float32{1, 0}, CorpusPolicy{AsOf: asOf, Scope: "acme"}, 3)
+	require.NoError(t, err)
+	require.Equal(t, "ACME-EXPORT#0", before[0].ChunkID)
+	ix.Close()
+	writeRow(t, path, 2, 0, []float32{1, 0}) // ACME-BILLING now sits on the query
+	ce := requireCorrupt(t, path, m, "replaced vector")
+	assert.Contains(t, ce.What, "vector digest")
+}
+
+// A damaged SQLite file (cut to half its length, or garbage over any one
+// of its pages) fails Open with ErrCorrupt, never with a bare SQLite error
+// and never by opening.
+func TestOpenRejectsDamagedFile(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	corpus, vecs := randomCorpus(r, 300, 4)
+	ix, path, m := openBuilt(t, corpus, vecs)
+	ix.Close()
+	pristine, err := os.ReadFile(path)
+	require.NoError(t, err)
+	const page = 4096
+	require.Zero(t, len(pristine)%page)
+	pages := len(pristine) / page
+	require.Greater(t, pages, 8, "the fixture spans several pages")
+	restore := func() { require.NoError(t, os.WriteFile(path, pristine, 0o600)) }
+
+	require.NoError(t, os.WriteFile(path, pristine[:len(pristine)/2], 0o600))
+	requireCorrupt(t, path, m, "truncated to half")
+	restore()
+	garbage := make([]byte, page)
+	for p := range pages {
+		for i := range garbage {
+			garbage[i] = byte(r.Uint32())
+		}
+		b := append([]byte(nil), pristine...)
+		copy(b[p*page:], garbage)
+		require.NoError(t, os.WriteFile(path, b, 0o600))
+		requireCorrupt(t, path, m, fmt.Sprintf("garbage over page %d of %d", p+1, pages))
+	}
+	restore()
+	re, err := Open(t.Context(), path, m)
+	require.NoError(t, err, "the restored file opens")
+	require.NoError(t, re.Close())
+
+	// A file truncated to 0 bytes is not taken for a new, empty index.
+	require.NoError(t, os.WriteFile(path, nil, 0o600))
+	requireCorrupt(t, path, m, "truncated to 0 bytes")
+}
+
+// A recorded row count the files cannot hold is refused before Open sizes
 // the matrix by it: a corrupt count must be an error, not an allocation of
 // terabytes.
 func TestOpenRejectsImpossibleChunkCount(t *testing.T) {
@@ -107,25 +202,19 @@ func TestOpenRejectsImpossibleChunkCount(t *testing.T) {
 	vecs := [][]float32{randVec(r, 768), randVec(r, 768), randVec(r, 768)}
 	ix, path, m := openBuilt(t, corpus, vecs)
 	ix.Close()
-	editFile(t, path, `UPDATE meta SET value = '2147483647' WHERE key = 'chunks'`)
-	re, err := Open(t.Context(), path, m)
-	if err == nil {
-		re.Close()
-		t.Fatal("opened a file that records 2³¹-1 chunks of 768 dimensions")
-	}
-	var ce *CorruptError
-	if !errors.As(err, &ce) || !strings.Contains(ce.What, "chunk count") {
-		t.Fatalf("%v, want a CorruptError about the chunk count", err)
-	}
+	editFile(t, path, `UPDATE meta SET value = '2147483647' WHERE key IN ('chunks', 'vector_rows')`,
+		`UPDATE segments SET rows = 2147483647`)
+	requireCorrupt(t, path, m, "2³¹-1 rows of 768 dimensions")
 }
 
-// A bad vector deep in a large file is found whether the vectors are
-// normalised on the scanning goroutine or behind it on another, and the
-// error names the first bad chunk in file order either way.
+// A vector that is not unit length (here a NaN row and a zero row, in a file
+// whose checksums were recomputed) is found whether the segments are read
+// by one worker or several, and the error names the first bad row in file
+// order either way.
 func TestOpenFindsFirstBadVector(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
-	const dims = 512 // 128 rows per normaliser block
-	n := 400
+	const dims = 512 // 512 rows per segment
+	n := 1400
 	corpus := make([]Source, n)
 	vecs := make([][]float32, n)
 	for i := range corpus {
@@ -134,35 +223,217 @@ func TestOpenFindsFirstBadVector(t *testing.T) {
 	}
 	ix, path, m := openBuilt(t, corpus, vecs)
 	ix.Close()
-	nan := strings.Repeat("0000C07F", dims) // little-endian float32 NaN
-	editFile(t, path,
-		`UPDATE chunks SET vector = zeroblob(2048) WHERE source_id = 'S00350'`,
-		`UPDATE chunks SET vector = x'`+nan+`' WHERE source_id = 'S00300'`)
+	nan := make([]float32, dims)
+	for i := range nan {
+		nan[i] = float32(math.NaN())
+	}
+	writeRow(t, path, dims, 1100, make([]float32, dims))
+	writeRow(t, path, dims, 600, nan)
+	reseal(t, path, dims)
 	for _, workers := range []int{1, 4} {
-		re, err := Open(t.Context(), path, m, WithWorkers(workers))
-		if err == nil {
-			re.Close()
-			t.Fatalf("workers %d: opened a file with a NaN vector", workers)
+		ce := requireCorrupt(t, path, m, "bad vectors", WithWorkers(workers))
+		assert.Contains(t, ce.What, "vector row 600 is not unit length", "workers %d", workers)
+	}
+}
+
+// Want is what was expected and Got what was found, in every MismatchError:
+// for a dimension, Want is the index's.
+func TestMismatchWantGot(t *testing.T) {
+	corpus, vecs := controlled()
+	ix, _, m := openBuilt(t, corpus, vecs)
+	p := CorpusPolicy{AsOf: asOf, Scope: "acme"}
+	var me *MismatchError
+	_, err := ix.SearchBatch(t.Context(), [][]float32{{1, 0}, {1, 0, 0}}, p, 1)
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, MismatchError{Field: "Dims", Want: "2", Got: "3", Query: 1}, *me, "query of 3 dims")
+	err = ix.Rebuild(t.Context(), corpus, m, [][]float32{{0, 1}, {1, 0, 0}, {0, 1}})
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, MismatchError{Field: "Dims", Want: "2", Got: "3", ChunkID: "ACME-EXPORT#0"}, *me, "vector of 3 dims")
+	other := m
+	other.Model = "other"
+	err = ix.Rebuild(t.Context(), corpus, other, vecs)
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, MismatchError{Field: "Model", Want: m.Model, Got: "other"}, *me, "rebuild with another model")
+	assert.Equal(t, `retrieval: manifest mismatch: Model: want "hand-placed", got "other"`, me.Error())
+}
+
+// A writer holds the file alone; read-only handles share it with each other
+// and serve the same results; each side gets ErrLocked from the other.
+func TestLockingAndReadOnlyHandles(t *testing.T) {
+	r := rand.New(rand.NewPCG(51, 52))
+	corpus, vecs := randomCorpus(r, 40, 8)
+	w, path, m := openBuilt(t, corpus, vecs)
+	q := randVec(r, 8)
+	p := CorpusPolicy{AsOf: asOf, Scope: "acme"}
+	want, err := w.Search(t.Context(), q, p, 10)
+	require.NoError(t, err)
+
+	_, err = Open(t.Context(), path, m, WithBusyTimeout(10*time.Millisecond))
+	require.ErrorIs(t, err, ErrLocked, "a second writer")
+	_, err = Open(t.Context(), path, m, WithBusyTimeout(10*time.Millisecond), WithReadOnly())
+	require.ErrorIs(t, err, ErrLocked, "a reader while the writer holds the file")
+	require.NoError(t, w.Close())
+
+	r1, err := Open(t.Context(), path, m, WithReadOnly())
+	require.NoError(t, err)
+	defer r1.Close()
+	r2, err := Open(t.Context(), path, m, WithReadOnly(), WithHalfPrecision())
+	require.NoError(t, err)
+	defer r2.Close()
+	for _, h := range []*Index{r1, r2} {
+		got, err := h.Search(t.Context(), q, p, 10)
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	}
+	_, err = Open(t.Context(), path, m, WithBusyTimeout(10*time.Millisecond))
+	require.ErrorIs(t, err, ErrLocked, "a writer while readers hold the file")
+	assert.ErrorIs(t, r1.Upsert(t.Context(), corpus[:1], vecs[:1]), ErrReadOnly)
+	assert.ErrorIs(t, r1.Delete(t.Context(), corpus[0].ID), ErrReadOnly)
+	assert.ErrorIs(t, r1.Rebuild(t.Context(), corpus, m, vecs), ErrReadOnly)
+	_, err = Open(t.Context(), path+".missing", m, WithReadOnly())
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// Leftovers of a crash are harmless: rows appended but never recorded are
+// ignored and then overwritten, and an unrecorded next generation is
+// removed at the next Open.
+func TestCrashLeftovers(t *testing.T) {
+	corpus, vecs := controlled()
+	ix, path, m := openBuilt(t, corpus, vecs)
+	ix.Close()
+	vf := vectorFile(t, path)
+	f, err := os.OpenFile(vf, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.Write(make([]byte, 4*2*5))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	next := vectorPath(path, 2)
+	require.NoError(t, os.WriteFile(next, []byte("half-written"), 0o600))
+
+	re, err := Open(t.Context(), path, m)
+	require.NoError(t, err)
+	defer re.Close()
+	_, err = os.Stat(next)
+	assert.ErrorIs(t, err, os.ErrNotExist, "stale next generation removed")
+	extra := Source{ID: "ACME-EXTRA", Scopes: []string{"acme"}, Admissible: true, Text: "Extra passage."}
+	m.CorpusDigest = ""
+	require.NoError(t, re.Upsert(t.Context(), []Source{extra}, [][]float32{{0.6, 0.8}}))
+	hits, err := re.Search(t.Context(), []float32{0.6, 0.8}, CorpusPolicy{AsOf: asOf, Scope: "acme"}, 1)
+	require.NoError(t, err)
+	assert.Equal(t, "ACME-EXTRA#0", hits[0].ChunkID)
+	require.NoError(t, re.Close())
+	re2, err := Open(t.Context(), path, m)
+	require.NoError(t, err)
+	assert.Equal(t, 4, re2.Len())
+	require.NoError(t, re2.Close())
+}
+
+// Deleting enough rows compacts the vector file into a new generation and
+// removes the old one.
+func TestCompactionSwitchesGeneration(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	corpus, vecs := randomCorpus(r, 40, 8)
+	ix, path, _ := openBuilt(t, corpus, vecs)
+	first := vectorPath(path, ix.gen)
+	var ids []string
+	for _, s := range corpus[:20] {
+		ids = append(ids, s.ID)
+	}
+	require.NoError(t, ix.Delete(t.Context(), ids...))
+	assert.Equal(t, int64(2), ix.gen)
+	assert.Zero(t, ix.dead)
+	_, err := os.Stat(first)
+	assert.ErrorIs(t, err, os.ErrNotExist, "old generation removed")
+	checkExact(t, corpus[20:], vecsOf(corpus, vecs, corpus[20:]), CorpusPolicy{AsOf: asOf, Scope: "acme"}, vecs[0], mustSearch(t, ix, vecs[0], 10), 10)
+}
+
+func mustSearch(t *testing.T, ix *Index, q []float32, k int) []Hit {
+	t.Helper()
+	hits, err := ix.Search(t.Context(), q, CorpusPolicy{AsOf: asOf, Scope: "acme"}, k)
+	require.NoError(t, err)
+	return hits
+}
+
+// vecsOf returns the vectors of the chunks of keep, a sub-corpus of corpus.
+func vecsOf(corpus []Source, vecs [][]float32, keep []Source) [][]float32 {
+	want := map[string]bool{}
+	for _, s := range keep {
+		want[s.ID] = true
+	}
+	var out [][]float32
+	vi := 0
+	for _, s := range corpus {
+		for range Chunks([]Source{s}) {
+			if want[s.ID] {
+				out = append(out, vecs[vi])
+			}
+			vi++
 		}
-		var ce *CorruptError
-		if !errors.As(err, &ce) || !strings.Contains(ce.What, `"S00300#0": non-finite component`) {
-			t.Fatalf("workers %d: %v", workers, err)
+	}
+	return out
+}
+
+// Open allocates little beyond the matrix it keeps: in total at most 1.15
+// times the matrix bytes, so the heap after Open stays within that without
+// waiting for a collection.
+func TestOpenAllocatesAboutTheMatrix(t *testing.T) {
+	r := rand.New(rand.NewPCG(71, 72))
+	const dims, n = 768, 10000
+	corpus := make([]Source, n/10)
+	for i := range corpus {
+		var text strings.Builder
+		for p := range 10 {
+			fmt.Fprintf(&text, "Paragraph %d of source %05d.\n\n", p, i)
+		}
+		corpus[i] = Source{ID: fmt.Sprintf("S%05d", i), Scopes: []string{"acme"}, Admissible: true, Text: text.String()}
+	}
+	c := Chunker{MaxRunes: 40}
+	vecs := make([][]float32, n)
+	for i := range vecs {
+		vecs[i] = randVec(r, dims)
+	}
+	path := t.TempDir() + "/alloc.db"
+	m := Manifest{Provider: "fixture", Model: "random", Dims: dims, CorpusDigest: c.Digest(corpus)}
+	ix, err := Open(t.Context(), path, m, WithChunker(c))
+	require.NoError(t, err)
+	require.NoError(t, ix.Rebuild(t.Context(), corpus, m, vecs))
+	require.NoError(t, ix.Close())
+	var overhead32 int64
+	for _, half := range []bool{false, true} {
+		opts := []Option{WithChunker(c), WithWorkers(2)}
+		if half {
+			opts = append(opts, WithHalfPrecision())
+		}
+		before := allocatedBytes()
+		re, err := Open(t.Context(), path, m, opts...)
+		require.NoError(t, err)
+		alloc := int64(allocatedBytes() - before)
+		matrix := re.MatrixBytes()
+		// A mapped float32 matrix is the file's pages, not heap memory.
+		heap := matrix
+		if re.mat.mapped != nil {
+			heap = 0
+		}
+		assert.Equal(t, mapsVectors() && !half, re.mat.mapped != nil, "matrix mapped")
+		require.NoError(t, re.Close())
+		t.Logf("half %v: Open allocated %d bytes for a matrix of %d (%.3f×)", half, alloc, matrix, float64(alloc)/float64(matrix))
+		if !half {
+			assert.LessOrEqual(t, float64(alloc), 1.15*float64(matrix))
+			overhead32 = alloc - heap
+		} else {
+			// The texts weigh the same in either mode; each worker adds one
+			// segment buffer.
+			assert.LessOrEqual(t, alloc-matrix, overhead32+2*segmentBytes+1<<20)
 		}
 	}
 }
 
-// Open reads the file through mmap but leaves the handle without it.
-func TestOpenLeavesMmapOff(t *testing.T) {
-	corpus, vecs := controlled()
-	ix, path, m := openBuilt(t, corpus, vecs)
-	ix.Close()
-	re, err := Open(t.Context(), path, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer re.Close()
-	var size int64
-	if err := re.db.QueryRowContext(t.Context(), `PRAGMA mmap_size`).Scan(&size); err != nil || size != 0 {
-		t.Fatalf("mmap_size after Open = %d (%v), want 0", size, err)
-	}
+func allocatedBytes() uint64 {
+	runtime.GC() // flush per-P caches into the statistics
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
+
+var _ = binary.LittleEndian
+var _ = reflect.DeepEqual

@@ -23,9 +23,9 @@ type Proposal struct {
 	Evidence []Evidence
 }
 
-// Context is what the gate checks a proposal against: the question, the
+// GateInput is what the gate checks a proposal against: the question, the
 // date the answer is for, and the hits the search returned for it.
-type Context struct {
+type GateInput struct {
 	Question string
 	AsOf     time.Time
 	Hits     []Hit
@@ -36,13 +36,13 @@ type Rule string
 
 // The rules of AnswerGate, in the order they are checked.
 const (
-	RuleQuestion    Rule = "question-required" // Context.Question is blank
-	RuleAsOf        Rule = "as-of-required"    // Context.AsOf is zero
+	RuleQuestion    Rule = "question-required" // GateInput.Question is blank
+	RuleAsOf        Rule = "as-of-required"    // GateInput.AsOf is zero
 	RuleHitsUnique  Rule = "hit-ids-unique"    // two hits share a chunk ID with different text
 	RuleUsable      Rule = "proposal-usable"   // Proposal.Usable is false
 	RuleEvidence    Rule = "evidence-required" // no evidence at all
 	RuleKnownChunk  Rule = "chunk-among-hits"  // evidence names a chunk the search did not return
-	RuleValidAsOf   Rule = "hit-valid-as-of"   // the hit's source is not valid on Context.AsOf
+	RuleValidAsOf   Rule = "hit-valid-as-of"   // the hit's source is not valid on GateInput.AsOf
 	RuleQuoteLength Rule = "quote-min-length"  // trimmed quote shorter than the minimum
 	RuleVerbatim    Rule = "quote-verbatim"    // trimmed quote does not occur in the chunk's text
 )
@@ -117,7 +117,7 @@ type AnswerGate struct {
 // least MinQuoteRunes characters that occur verbatim (byte for byte) in
 // that chunk's text. Validate never panics and its result depends only on
 // its arguments.
-func (g AnswerGate) Validate(p Proposal, c Context) Answer {
+func (g AnswerGate) Validate(p Proposal, c GateInput) Answer {
 	minRunes := g.MinQuoteRunes
 	if minRunes <= 0 {
 		minRunes = DefaultMinQuoteRunes

@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 )
 
-func gateContext() Context {
-	return Context{
+func gateContext() GateInput {
+	return GateInput{
 		Question: "Where can I export CSV in Reporting?",
 		AsOf:     asOf,
 		Hits: []Hit{
@@ -49,7 +49,7 @@ func TestGateRejections(t *testing.T) {
 	cases := []struct {
 		name string
 		p    Proposal
-		edit func(*Context)
+		edit func(*GateInput)
 		rule Rule
 		at   int
 	}{
@@ -60,13 +60,13 @@ func TestGateRejections(t *testing.T) {
 		{"quote of another hit's text", Proposal{Usable: true, Evidence: []Evidence{{ChunkID: "ACME-USERS#0", Quote: "choose Export > CSV to download"}}}, nil, RuleVerbatim, 0},
 		{"unusable", Proposal{Usable: false, Evidence: []Evidence{good}}, nil, RuleUsable, -1},
 		{"no evidence", Proposal{Usable: true}, nil, RuleEvidence, -1},
-		{"no question", Proposal{Usable: true, Evidence: []Evidence{good}}, func(c *Context) { c.Question = " " }, RuleQuestion, -1},
-		{"no date", Proposal{Usable: true, Evidence: []Evidence{good}}, func(c *Context) { c.AsOf = time.Time{} }, RuleAsOf, -1},
-		{"hit expired on AsOf", Proposal{Usable: true, Evidence: []Evidence{good}}, func(c *Context) { c.Hits[0].ValidUntil = asOf }, RuleValidAsOf, 0},
-		{"conflicting hits", Proposal{Usable: true, Evidence: []Evidence{good}}, func(c *Context) {
+		{"no question", Proposal{Usable: true, Evidence: []Evidence{good}}, func(c *GateInput) { c.Question = " " }, RuleQuestion, -1},
+		{"no date", Proposal{Usable: true, Evidence: []Evidence{good}}, func(c *GateInput) { c.AsOf = time.Time{} }, RuleAsOf, -1},
+		{"hit expired on AsOf", Proposal{Usable: true, Evidence: []Evidence{good}}, func(c *GateInput) { c.Hits[0].ValidUntil = asOf }, RuleValidAsOf, 0},
+		{"conflicting hits", Proposal{Usable: true, Evidence: []Evidence{good}}, func(c *GateInput) {
 			c.Hits = append(c.Hits, Hit{ChunkID: "ACME-EXPORT#0", Text: "other text"})
 		}, RuleHitsUnique, -1},
-		{"invalid UTF-8 fragment", Proposal{Usable: true, Evidence: []Evidence{{ChunkID: "U#0", Quote: "abcdefghijklmnopqrst\xc3"}}}, func(c *Context) {
+		{"invalid UTF-8 fragment", Proposal{Usable: true, Evidence: []Evidence{{ChunkID: "U#0", Quote: "abcdefghijklmnopqrst\xc3"}}}, func(c *GateInput) {
 			c.Hits = []Hit{{ChunkID: "U#0", Text: "abcdefghijklmnopqrsté"}}
 		}, RuleVerbatim, 0},
 	}
@@ -124,7 +124,7 @@ func FuzzAnswerGateValidate(f *testing.F) {
 	f.Add(true, "X#0", "abcdefghijklmnopqrst\xc3", "X#0", "abcdefghijklmnopqrst\xc3\xa9", "q")
 	f.Add(true, "", "", "", "", "")
 	f.Fuzz(func(t *testing.T, usable bool, id, quote, hitID, hitText, question string) {
-		c := Context{Question: question, AsOf: asOf, Hits: []Hit{{ChunkID: hitID, Text: hitText}}}
+		c := GateInput{Question: question, AsOf: asOf, Hits: []Hit{{ChunkID: hitID, Text: hitText}}}
 		p := Proposal{Usable: usable, Evidence: []Evidence{{ChunkID: id, Quote: quote}}}
 		ans := AnswerGate{}.Validate(p, c)
 		if again := (AnswerGate{}).Validate(p, c); !reflect.DeepEqual(ans, again) {

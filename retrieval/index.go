@@ -10,15 +10,20 @@ import (
 	"log/slog"
 	"math"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/candorkit/candor/internal/sqlitex"
 )
 
 // Option configures Open.
@@ -30,6 +35,10 @@ type options struct {
 	workers     int
 	portable    bool
 	busyTimeout time.Duration
+	readOnly    bool
+	half        bool
+	tp          trace.TracerProvider
+	mp          metric.MeterProvider
 }
 
 // WithChunker sets the chunking rule Rebuild and Upsert apply (default:
@@ -37,42 +46,59 @@ type options struct {
 // through a handle with another rule returns ErrManifestMismatch.
 func WithChunker(c Chunker) Option { return func(o *options) { o.chunker = c } }
 
-// WithLogger sets the logger (default: discard). Logs never contain
+// WithLogger sets where the index logs (opens, writes, a compaction that
+// failed). Without it, or with nil, nothing is logged. Logs never contain
 // vectors or chunk text.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
-// WithWorkers bounds the goroutines one search uses on large matrices
-// (default: GOMAXPROCS). 1 disables parallel search, and makes Open
-// normalise the vectors it loads on the goroutine that reads them rather
-// than on a second one.
+// WithWorkers bounds the goroutines one search, and the load at Open, use
+// (default: GOMAXPROCS; at least 1).
 func WithWorkers(n int) Option { return func(o *options) { o.workers = n } }
 
-// WithPortableKernel makes the index use the pure-Go dot product even when
-// the CPU supports the assembly kernel. Scores may then differ from the
-// assembly kernel's in the last bits (see Kernel).
+// WithPortableKernel makes the index use the pure-Go kernels even when the
+// CPU supports the assembly ones. Results are the same (see Index.Search);
+// only the speed differs.
 func WithPortableKernel() Option { return func(o *options) { o.portable = true } }
 
-// WithBusyTimeout sets how long Open waits for another process that holds
-// the file (default 5s) before failing.
+// WithBusyTimeout sets how long Open waits for another handle that holds
+// the file (default 5s) before failing with ErrLocked.
 func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyTimeout = d } }
 
-// Index is an exact-cosine vector index of chunks, stored in one SQLite file
-// and served from memory.
+// WithReadOnly opens an existing index for searching only. Any number of
+// read-only handles, in any processes, may hold a file at once; a writer
+// excludes them and they exclude a writer (ErrLocked). Rebuild, Upsert and
+// Delete return ErrReadOnly.
+func WithReadOnly() Option { return func(o *options) { o.readOnly = true } }
+
+// WithHalfPrecision keeps the in-memory matrix in IEEE half precision: half
+// the memory, and a scan that reads half the bytes. The vector file keeps
+// float32, and results are exactly those of a float32 handle: every row the
+// half-precision scores cannot rule out is scored again from the float32
+// row on disk (see Index.Search).
+func WithHalfPrecision() Option { return func(o *options) { o.half = true } }
+
+// Index is an exact-cosine vector index of chunks, stored in files and
+// served from memory.
 //
-// At Open every vector is loaded once into one contiguous, L2-normalised
-// float32 matrix; Rebuild, Upsert and Delete write SQLite in one transaction
-// and then update the matrix, so memory and file stay in step and Search
-// never reads SQLite. The handle takes an exclusive lock on the file for its
-// whole life, so no other process can change the file under it.
+// At Open every vector is checked once and served from one contiguous,
+// L2-normalised matrix (on Linux in float32, the vector file mapped);
+// Rebuild, Upsert and Delete write the files and then update the
+// matrix, so memory and files stay in step and Search reads no SQLite. A
+// writable handle holds the files exclusively for its whole life; read-only
+// handles share them with each other.
 //
 // An Index is safe for concurrent use. Searches run concurrently with each
 // other; a write blocks searches only while the matrix is updated.
 type Index struct {
-	db      *sql.DB
-	log     *slog.Logger
-	chunker Chunker
-	kern    kernel
-	workers int
+	db       *sql.DB
+	path     string // absolute path of the SQLite file
+	log      *slog.Logger
+	tel      *telemetry
+	chunker  Chunker
+	kern     kernel
+	workers  int
+	half     bool
+	readOnly bool
 
 	writeMu sync.Mutex // serialises writers (held across the SQLite transaction)
 
@@ -82,7 +108,10 @@ type Index struct {
 	built    bool
 	stored   Manifest // the manifest the file records
 	maxRunes int      // chunker.MaxRunes the file records
-	mat      []float32
+	mat      *matrix  // every row of the vector file, dead ones included
+	vf       *os.File // the current vector file; nil until built
+	gen      int64    // its generation
+	fileID   string
 	owner    []*entry // per row; nil for a dead row
 	dead     int
 	srcs     map[string]*entry
@@ -90,67 +119,139 @@ type Index struct {
 }
 
 type entry struct {
-	meta   Source // Text is not kept
-	digest string
-	chunks []Chunk
+	meta   Source   // Text is not kept
+	digest string   // of the source, as Chunker.sourceDigest
+	texts  []string // chunk texts; chunk n is row start+n
 	start  int
 }
 
-// Open opens (creating if needed) the index file at path for vectors of the
-// model that want names, and loads every vector into memory.
+const migrationsTable = "candor_retrieval_migrations"
+
+// Open opens (creating if needed) the index at path for vectors of the
+// model that want names, and loads every vector into memory. The index is
+// the SQLite file at path and a vector file beside it (see the package
+// documentation); files of the earlier one-file layout are migrated.
 //
 // Open succeeds when the file was built with another manifest: Search,
 // Upsert and Delete then return ErrManifestMismatch until Rebuild replaces
 // the content with vectors of want's model. want.CorpusDigest is optional;
 // when set, it pins the corpus the caller expects (and moves with this
 // handle's own writes).
+//
+// Errors: ErrLocked when another handle holds the file; ErrCorrupt when
+// the files fail a check; ErrInvalidCorpus for an unusable want or option.
 func Open(ctx context.Context, path string, want Manifest, opts ...Option) (*Index, error) {
-	if err := want.validate(); err != nil {
-		return nil, err
-	}
-	o := options{logger: slog.New(slog.DiscardHandler), workers: runtime.GOMAXPROCS(0), busyTimeout: 5 * time.Second}
+	o := options{workers: runtime.GOMAXPROCS(0), busyTimeout: 5 * time.Second}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.workers < 1 {
-		o.workers = 1
+	tel := newTelemetry(o.tp, o.mp)
+	return openTraced(ctx, tel, o.readOnly, func(ctx context.Context) (*Index, error) {
+		ix, err := open(ctx, path, want, o)
+		if ix != nil {
+			ix.tel = tel
+		}
+		return ix, err
+	})
+}
+
+func open(ctx context.Context, path string, want Manifest, o options) (*Index, error) {
+	if err := want.validate(); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.workers < 1:
+		return nil, errors.New("retrieval: open: WithWorkers must be at least 1")
+	case o.busyTimeout < 0:
+		return nil, errors.New("retrieval: open: WithBusyTimeout must not be negative")
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: open %q: %w", path, err)
 	}
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(o.busyTimeout.Milliseconds(), 10)+")")
-	q.Add("_pragma", "locking_mode(EXCLUSIVE)")
-	q.Add("_pragma", "synchronous(FULL)")
-	q.Add("_txlock", "exclusive")
-	dsn := (&url.URL{Scheme: "file", Path: abs}).String() + "?" + q.Encode()
+	exists, err := sqlitex.Exists(abs)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: open %q: %w", path, err)
+	}
+	if o.readOnly && !exists {
+		return nil, fmt.Errorf("retrieval: open %q read-only: %w", path, os.ErrNotExist)
+	}
+	dopts := sqlitex.DSNOptions{ReadOnly: o.readOnly, BusyTimeout: o.busyTimeout, SyncFull: !o.readOnly}
+	// In exclusive locking mode a connection keeps every lock it takes: the
+	// writer's first (exclusive) transaction locks out everyone else, a
+	// reader's first read keeps a shared lock that locks out writers.
+	extra := url.Values{"_pragma": {"locking_mode(EXCLUSIVE)"}}
+	if !o.readOnly {
+		extra.Set("_txlock", "exclusive")
+	}
+	dsn := sqlitex.DSN(abs, dopts)
+	if strings.Contains(dsn, "?") {
+		dsn += "&" + extra.Encode()
+	} else {
+		dsn += "?" + extra.Encode()
+	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: open %q: %w", path, err)
 	}
-	// One connection: SQLite serialises writers anyway, and the exclusive
-	// lock belongs to that connection.
+	// One connection, for the handle's life: the locks belong to it.
 	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
-	ix := &Index{db: db, log: o.logger, chunker: o.chunker, workers: o.workers, want: want, kern: bestKernel()}
+	ix := &Index{db: db, path: abs, log: o.logger, chunker: o.chunker, workers: o.workers, want: want,
+		kern: bestKernel(), half: o.half, readOnly: o.readOnly}
 	if o.portable {
 		ix.kern = portableKernel()
 	}
 	start := time.Now()
-	if err := ix.init(ctx); err != nil {
-		_ = db.Close() // the init error is the one to report
-		return nil, fmt.Errorf("retrieval: open %q: %w", path, err)
+	if err := ix.init(ctx, exists, dopts); err != nil {
+		ix.closeFiles()
+		return nil, fmt.Errorf("retrieval: open %q: %w", path, classify(err))
 	}
-	ix.log.LogAttrs(ctx, slog.LevelInfo, "retrieval index opened",
+	ix.logAttrs(ctx, slog.LevelInfo, "retrieval index opened",
 		slog.String("path", abs), slog.Int("chunks", len(ix.owner)-ix.dead),
 		slog.Int("sources", len(ix.srcs)), slog.String("kernel", ix.kern.name),
+		slog.Bool("half_precision", ix.half), slog.Bool("read_only", ix.readOnly),
 		slog.Duration("load", time.Since(start)))
 	return ix, nil
 }
 
-const schema = `
+// classify gives SQLite's lock and corruption errors their sentinels.
+func classify(err error) error {
+	var ce *CorruptError
+	switch {
+	case errors.As(err, &ce):
+		return err
+	case sqlitex.IsBusy(err):
+		return fmt.Errorf("%w: %w", ErrLocked, err)
+	case sqlitex.IsCorrupt(err):
+		return &CorruptError{What: "SQLite file", Err: err}
+	}
+	return err
+}
+
+func (ix *Index) closeFiles() {
+	if ix.vf != nil {
+		_ = ix.vf.Close()
+		ix.vf = nil
+	}
+	_ = ix.db.Close()
+}
+
+func (ix *Index) logAttrs(ctx context.Context, level slog.Level, msg string, attrs ...slog.Attr) {
+	if ix.log != nil {
+		ix.log.LogAttrs(ctx, level, msg, attrs...)
+	}
+}
+
+// migrations is the schema history of the SQLite file. Version 1 is the
+// original one-file layout (vectors as one BLOB per chunk), written so that
+// it is a no-op on a file of that layout; version 2 moves the chunks to a
+// table without vectors and keeps the old table as chunks_v1 until
+// migrateVectors has copied its vectors into a vector file.
+var migrations = []sqlitex.Migration{
+	{Version: 1, Name: "one-file layout", SQL: `
 CREATE TABLE IF NOT EXISTS meta (
 	key   TEXT PRIMARY KEY,
 	value TEXT NOT NULL
@@ -170,64 +271,324 @@ CREATE TABLE IF NOT EXISTS chunks (
 	vector    BLOB NOT NULL,
 	PRIMARY KEY (source_id, n)
 ) STRICT;
-`
-
-const schemaVersion = "1"
-
-// loadMmapSize is the mmap_size in force while Open reads the file: SQLite
-// then reads pages in place instead of copying each one into its page
-// cache with a system call (a quarter less CPU time for a whole load of
-// 100,000 vectors of 768 dimensions, as measured). It is set back to 0 once
-// the matrix is loaded, so that afterwards an I/O error on the file is an
-// error returned by a write, not a signal. SQLite clamps the value to its
-// compile-time maximum (2 GiB by default) and reads the rest of a larger
-// file as usual.
-const loadMmapSize = 1 << 40
-
-func (ix *Index) init(ctx context.Context) error {
-	// The pool holds one connection (see Open), so these pragmas apply to
-	// the connection the transaction below uses.
-	if _, err := ix.db.ExecContext(ctx, "PRAGMA mmap_size="+strconv.Itoa(loadMmapSize)); err != nil {
-		return err
-	}
-	if err := ix.initTx(ctx); err != nil {
-		return err
-	}
-	_, err := ix.db.ExecContext(ctx, "PRAGMA mmap_size=0")
-	return err
+INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '1');
+`},
+	{Version: 2, Name: "vectors in a vector file, chunk texts with their source", SQL: `
+ALTER TABLE chunks RENAME TO chunks_v1;
+ALTER TABLE sources ADD COLUMN first_row INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE sources ADD COLUMN chunk_texts BLOB NOT NULL DEFAULT x'';
+CREATE TABLE segments (
+	first_row INTEGER PRIMARY KEY,
+	rows      INTEGER NOT NULL,
+	crc32c    INTEGER NOT NULL
+) STRICT;
+UPDATE meta SET value = '2' WHERE key = 'schema';
+`},
 }
 
-func (ix *Index) initTx(ctx context.Context) error {
-	// Take the exclusive lock now (it is kept: locking_mode is EXCLUSIVE).
+const schemaVersion = "2"
+
+func (ix *Index) init(ctx context.Context, exists bool, dopts sqlitex.DSNOptions) error {
+	if err := sqlitex.Verify(ctx, ix.db, dopts); err != nil {
+		return err
+	}
+	if exists {
+		if err := sqlitex.QuickCheck(ctx, ix.db); err != nil {
+			if sqlitex.IsCorrupt(err) {
+				return &CorruptError{What: "SQLite integrity check", Err: err}
+			}
+			return err
+		}
+		var tables int
+		if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type='table' AND name='meta'`).Scan(&tables); err != nil {
+			return err
+		}
+		if tables == 0 {
+			// An existing file without the index's tables (for example
+			// truncated to 0 bytes) is not silently made a new, empty index.
+			return &CorruptError{What: "the existing file holds no retrieval index"}
+		}
+	}
+	if ix.readOnly {
+		var version string
+		if err := ix.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='schema'`).Scan(&version); err != nil {
+			return &CorruptError{What: "schema version", Err: err}
+		}
+		switch version {
+		case schemaVersion:
+		case "1":
+			return fmt.Errorf("%w: the file has the one-file layout; open it once without WithReadOnly to migrate it", ErrReadOnly)
+		default:
+			return &CorruptError{What: "schema version " + strconv.Quote(version) + " is not " + schemaVersion}
+		}
+	} else {
+		if err := sqlitex.Migrate(ctx, ix.db, migrationsTable, migrations); err != nil {
+			if errors.Is(err, sqlitex.ErrSchemaTooNew) || errors.Is(err, sqlitex.ErrSchemaAltered) {
+				return &CorruptError{What: "schema history", Err: err}
+			}
+			return err
+		}
+		if err := ix.migrateVectors(ctx); err != nil {
+			return err
+		}
+	}
+	if err := ix.load(ctx); err != nil {
+		return err
+	}
+	if !ix.readOnly {
+		// What a crash may have left: the next generation of a Rebuild or
+		// compaction that was not recorded, or the previous one that was
+		// not yet removed.
+		for _, g := range []int64{ix.gen + 1, ix.gen - 1} {
+			if g < 1 {
+				continue
+			}
+			if err := os.Remove(vectorPath(ix.path, g)); err == nil {
+				ix.logAttrs(ctx, slog.LevelInfo, "retrieval: removed a stale vector file", slog.String("file", vectorPath(ix.path, g)))
+			}
+		}
+	}
+	return nil
+}
+
+// metaValues reads the meta table.
+func metaValues(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) (map[string]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT key, value FROM meta`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		m[k] = v
+	}
+	return m, rows.Err()
+}
+
+// header is what the meta table records about the content.
+type header struct {
+	manifest Manifest
+	maxRunes int
+	chunks   int   // live chunks
+	gen      int64 // vector file generation
+	rows     int   // rows in the vector file, dead ones included
+	fileID   string
+}
+
+func parseHeader(meta map[string]string, vectors bool) (header, error) {
+	var h header
+	if err := json.Unmarshal([]byte(meta["manifest"]), &h.manifest); err != nil {
+		return h, &CorruptError{What: "manifest", Err: err}
+	}
+	if err := h.manifest.validate(); err != nil {
+		return h, &CorruptError{What: "manifest", Err: err}
+	}
+	var err error
+	if h.maxRunes, err = strconv.Atoi(meta["chunker_max_runes"]); err != nil || h.maxRunes <= 0 {
+		return h, &CorruptError{What: "chunker_max_runes " + strconv.Quote(meta["chunker_max_runes"])}
+	}
+	if h.chunks, err = strconv.Atoi(meta["chunks"]); err != nil || h.chunks < 0 || h.chunks > math.MaxInt32 {
+		return h, &CorruptError{What: "chunk count " + strconv.Quote(meta["chunks"])}
+	}
+	if !vectors {
+		return h, nil
+	}
+	if h.gen, err = strconv.ParseInt(meta["vector_file"], 10, 64); err != nil || h.gen < 1 {
+		return h, &CorruptError{What: "vector file generation " + strconv.Quote(meta["vector_file"])}
+	}
+	if h.rows, err = strconv.Atoi(meta["vector_rows"]); err != nil || h.rows < h.chunks || h.rows > math.MaxInt32 {
+		return h, &CorruptError{What: "vector row count " + strconv.Quote(meta["vector_rows"])}
+	}
+	h.fileID = meta["vector_file_id"]
+	return h, nil
+}
+
+// readSources reads the sources table; withChunks (the current layout)
+// also reads each source's first row and chunk texts, allocating at most
+// maxChunks chunks. each, if not nil, is given every source once read.
+func readSources(ctx context.Context, tx *sql.Tx, withChunks bool, maxChunks int, each func(*entry)) (map[string]*entry, []*entry, error) {
+	q := `SELECT id, title, scopes, valid_from, valid_until, admissible FROM sources ORDER BY id`
+	if withChunks {
+		q = `SELECT id, title, scopes, valid_from, valid_until, admissible, first_row, chunk_texts FROM sources ORDER BY rowid`
+	}
+	var all []string
+	if withChunks {
+		all = make([]string, 0, maxChunks)
+	}
+	rows, err := tx.QueryContext(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	srcs := map[string]*entry{}
+	var order []*entry
+	for rows.Next() {
+		var e entry
+		var from, until string
+		var scopes sql.RawBytes
+		var adm, first int64
+		var texts sql.RawBytes
+		dest := []any{&e.meta.ID, &e.meta.Title, &scopes, &from, &until, &adm}
+		if withChunks {
+			dest = append(dest, &first, &texts)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, nil, err
+		}
+		if e.meta.Scopes, err = parseScopes(scopes); err != nil {
+			return nil, nil, &CorruptError{What: "scopes of source " + strconv.Quote(e.meta.ID), Err: err}
+		}
+		if e.meta.ValidFrom, err = parseTime(from); err != nil {
+			return nil, nil, &CorruptError{What: "valid_from of source " + strconv.Quote(e.meta.ID), Err: err}
+		}
+		if e.meta.ValidUntil, err = parseTime(until); err != nil {
+			return nil, nil, &CorruptError{What: "valid_until of source " + strconv.Quote(e.meta.ID), Err: err}
+		}
+		e.meta.Admissible = adm != 0
+		if first < 0 || first > math.MaxInt32 {
+			return nil, nil, &CorruptError{What: "first row of source " + strconv.Quote(e.meta.ID)}
+		}
+		e.start = int(first)
+		if withChunks {
+			if all, err = decodeChunks(&e, texts, all); err != nil {
+				return nil, nil, err
+			}
+		}
+		srcs[e.meta.ID] = &e
+		order = append(order, &e)
+		if each != nil {
+			each(&e)
+		}
+	}
+	return srcs, order, rows.Err()
+}
+
+// parseScopes decodes a JSON array of strings as json.Unmarshal does, without
+// its reflection for the usual case: strings of printable ASCII without
+// escapes. Anything else goes through json.Unmarshal.
+func parseScopes(raw []byte) ([]string, error) {
+	if len(raw) < 2 || raw[0] != '[' || raw[len(raw)-1] != ']' {
+		return slowScopes(raw)
+	}
+	out := []string{}
+	body := raw[1 : len(raw)-1]
+	for i := 0; i < len(body); {
+		if len(out) > 0 {
+			if body[i] != ',' {
+				return slowScopes(raw)
+			}
+			i++
+		}
+		if i >= len(body) || body[i] != '"' {
+			return slowScopes(raw)
+		}
+		j := i + 1
+		for j < len(body) && body[j] != '"' {
+			if c := body[j]; c < 0x20 || c > 0x7e || c == '\\' {
+				return slowScopes(raw)
+			}
+			j++
+		}
+		if j == len(body) {
+			return slowScopes(raw)
+		}
+		out = append(out, string(body[i+1:j]))
+		i = j + 1
+	}
+	return out, nil
+}
+
+func slowScopes(raw []byte) ([]string, error) {
+	var out []string
+	err := json.Unmarshal(raw, &out)
+	return out, err
+}
+
+// encodeTexts packs chunk texts: for each, its length as a uvarint and its
+// bytes.
+func encodeTexts(texts []string) []byte {
+	n := 0
+	for _, t := range texts {
+		n += binary.MaxVarintLen64 + len(t)
+	}
+	b := make([]byte, 0, n)
+	for _, t := range texts {
+		b = binary.AppendUvarint(b, uint64(len(t)))
+		b = append(b, t...)
+	}
+	return b
+}
+
+// decodeChunks unpacks the chunk texts of e, appended to all (which never
+// grows past its capacity), and makes e.texts a slice of them. The texts
+// share one string.
+func decodeChunks(e *entry, packed []byte, all []string) ([]string, error) {
+	s := string(packed)
+	first := len(all)
+	for i := 0; i < len(s); {
+		n, w := binary.Uvarint(packed[i:])
+		if w <= 0 || n > uint64(len(s)-i-w) {
+			return nil, &CorruptError{What: "chunk texts of source " + strconv.Quote(e.meta.ID)}
+		}
+		i += w
+		if len(all) == cap(all) {
+			return nil, &CorruptError{What: "more chunks stored than the index records"}
+		}
+		all = append(all, s[i:i+int(n)])
+		i += int(n)
+	}
+	e.texts = all[first:len(all):len(all)]
+	return all, nil
+}
+
+func readSegmentTable(ctx context.Context, tx *sql.Tx, rows int) ([]segment, error) {
+	rs, err := tx.QueryContext(ctx, `SELECT first_row, rows, crc32c FROM segments ORDER BY first_row`)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	var segs []segment
+	next := 0
+	for rs.Next() {
+		var first, n, crc int64
+		if err := rs.Scan(&first, &n, &crc); err != nil {
+			return nil, err
+		}
+		if first != int64(next) || n < 1 || first+n > int64(rows) || crc < 0 || crc > math.MaxUint32 {
+			return nil, &CorruptError{What: fmt.Sprintf("vector segment table: segment at row %d of %d rows does not follow row %d", first, n, next)}
+		}
+		segs = append(segs, segment{first: int(first), rows: int(n), crc: uint32(crc)})
+		next = int(first + n)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, err
+	}
+	if next != rows {
+		return nil, &CorruptError{What: fmt.Sprintf("vector segments cover %d rows, the index records %d", next, rows)}
+	}
+	return segs, nil
+}
+
+func (ix *Index) load(ctx context.Context) error {
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = tx.Rollback() }() // no-op after Commit
-	if _, err := tx.ExecContext(ctx, schema); err != nil {
+	defer func() { _ = tx.Rollback() }()
+	meta, err := metaValues(ctx, tx)
+	if err != nil {
 		return err
 	}
-	var version string
-	switch err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='schema'`).Scan(&version); {
-	case errors.Is(err, sql.ErrNoRows):
-		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key,value) VALUES('schema',?)`, schemaVersion); err != nil {
-			return err
-		}
-	case err != nil:
-		return err
-	case version != schemaVersion:
-		return &CorruptError{What: "schema version " + strconv.Quote(version) + " is not " + schemaVersion}
+	if meta["schema"] != schemaVersion {
+		return &CorruptError{What: "schema version " + strconv.Quote(meta["schema"]) + " is not " + schemaVersion}
 	}
-	if err := ix.load(ctx, tx); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
-func (ix *Index) load(ctx context.Context, tx *sql.Tx) error {
-	var mj, mr string
-	err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='manifest'`).Scan(&mj)
-	if errors.Is(err, sql.ErrNoRows) {
+	if _, ok := meta["manifest"]; !ok {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sources`).Scan(&n); err != nil {
 			return err
@@ -236,160 +597,198 @@ func (ix *Index) load(ctx context.Context, tx *sql.Tx) error {
 			return &CorruptError{What: "sources without a manifest"}
 		}
 		ix.srcs = map[string]*entry{}
-		return nil
+		return tx.Commit()
 	}
+	h, err := parseHeader(meta, true)
 	if err != nil {
 		return err
 	}
-	var m Manifest
-	if err := json.Unmarshal([]byte(mj), &m); err != nil {
-		return &CorruptError{What: "manifest", Err: err}
-	}
-	if err := m.validate(); err != nil {
-		return &CorruptError{What: "manifest", Err: err}
-	}
-	if err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='chunker_max_runes'`).Scan(&mr); err != nil {
-		return &CorruptError{What: "chunker_max_runes", Err: err}
-	}
-	maxRunes, err := strconv.Atoi(mr)
-	if err != nil || maxRunes <= 0 {
-		return &CorruptError{What: "chunker_max_runes " + strconv.Quote(mr)}
-	}
-
-	srcs := map[string]*entry{}
-	var order []*entry
-	rows, err := tx.QueryContext(ctx, `SELECT id, title, scopes, valid_from, valid_until, admissible FROM sources ORDER BY id`)
+	dims := h.manifest.Dims
+	segs, err := readSegmentTable(ctx, tx, h.rows)
 	if err != nil {
 		return err
 	}
-	for rows.Next() {
-		var e entry
-		var scopes, from, until string
-		var adm int64
-		if err := rows.Scan(&e.meta.ID, &e.meta.Title, &scopes, &from, &until, &adm); err != nil {
-			_ = rows.Close()
+	flag := os.O_RDWR
+	if ix.readOnly {
+		flag = os.O_RDONLY
+	}
+	vf, err := os.OpenFile(vectorPath(ix.path, h.gen), flag, 0)
+	if err != nil {
+		return &CorruptError{What: "vector file", Err: err}
+	}
+	ix.vf = vf // closed by closeFiles on failure
+	if err := checkVectorFile(vf, dims, h.rows, h.fileID); err != nil {
+		return err
+	}
+	// Where the platform allows, a float32 matrix is the vector file
+	// mapped, checked in one sequential pass. A half-precision matrix is
+	// converted from rows read into one reused buffer per worker, so that
+	// the float32 rows never count in the process's resident memory.
+	var mapped []byte
+	var src []float32
+	if mapsVectors() && !ix.half {
+		if mapped, src, err = mapRows(vf, dims, h.rows); err != nil {
 			return err
 		}
-		if err := json.Unmarshal([]byte(scopes), &e.meta.Scopes); err != nil {
-			_ = rows.Close()
-			return &CorruptError{What: "scopes of source " + strconv.Quote(e.meta.ID), Err: err}
+		defer func() {
+			if mapped != nil {
+				_ = unmapFile(mapped)
+			}
+		}()
+		if mapped != nil {
+			adviseSequential(mapped)
 		}
-		if e.meta.ValidFrom, err = parseTime(from); err != nil {
-			_ = rows.Close()
-			return &CorruptError{What: "valid_from of source " + strconv.Quote(e.meta.ID), Err: err}
+	}
+	var mat *matrix
+	if mapped != nil {
+		mat = &matrix{dims: dims, f32: src}
+	} else {
+		mat = newMatrix(dims, h.rows, ix.half)
+	}
+	// The vectors are checked on the workers while this goroutine reads the
+	// sources and their chunk texts. The recorded chunk count bounds the
+	// chunks allocated; the vector file's size, checked above, bounds it.
+	vecErr := make(chan error, 1)
+	go func() { vecErr <- readSegments(vf, src, segs, mat, dims, ix.kern, ix.workers) }()
+	// Each source's digest is computed on another goroutine as the
+	// sources are read, in batches.
+	batches := make(chan []*entry, 16)
+	var digests sync.WaitGroup
+	digests.Go(func() {
+		for b := range batches {
+			for _, e := range b {
+				e.digest = digestParts(e.meta, e.texts)
+			}
 		}
-		if e.meta.ValidUntil, err = parseTime(until); err != nil {
-			_ = rows.Close()
-			return &CorruptError{What: "valid_until of source " + strconv.Quote(e.meta.ID), Err: err}
+	})
+	const batchSources = 256
+	batch := make([]*entry, 0, batchSources)
+	srcs, order, err := readSources(ctx, tx, true, h.chunks, func(e *entry) {
+		if batch = append(batch, e); len(batch) == batchSources {
+			batches <- batch
+			batch = make([]*entry, 0, batchSources)
 		}
-		e.meta.Admissible = adm != 0
-		srcs[e.meta.ID] = &e
-		order = append(order, &e)
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-
-	var countText string
-	if err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='chunks'`).Scan(&countText); err != nil {
-		return &CorruptError{What: "chunk count", Err: err}
-	}
-	count, err := strconv.Atoi(countText)
-	if err != nil || count < 0 || count > math.MaxInt32 {
-		return &CorruptError{What: "chunk count " + strconv.Quote(countText)}
-	}
-	// The matrix is sized by the recorded count, so first make sure the
-	// file can hold that many vectors at all.
-	var pages, pageSize int64
-	if err := tx.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
-		return err
-	}
-	if err := tx.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize); err != nil {
-		return err
-	}
-	if int64(count)*4*int64(m.Dims) > pages*pageSize {
-		return &CorruptError{What: fmt.Sprintf("chunk count %d recorded, more vectors of %d dimensions than the %d-byte file holds", count, m.Dims, pages*pageSize)}
-	}
-	// Rowid order is the order chunks were written in, and every write
-	// inserts a source's chunks together, so it is a plain table scan that
-	// already groups chunks by source. Should a file not be laid out so, the
-	// indexed order is used instead.
-	async := ix.workers > 1
-	ld, err := loadChunks(ctx, tx, true, async, srcs, m.Dims, count)
-	if errors.Is(err, errNotGrouped) {
-		for _, e := range order {
-			e.chunks = nil
-		}
-		ld, err = loadChunks(ctx, tx, false, async, srcs, m.Dims, count)
+	})
+	batches <- batch
+	close(batches)
+	digests.Wait()
+	if verr := <-vecErr; err == nil {
+		err = verr
 	}
 	if err != nil {
 		return err
 	}
-	if len(ld.owner) != count {
-		return &CorruptError{What: fmt.Sprintf("%d chunks stored, %d recorded", len(ld.owner), count)}
-	}
-	mat, owner := ld.mat, ld.owner
-	per := make([][2]string, 0, len(order))
+	count := 0
 	for _, e := range order {
-		if len(e.chunks) == 0 {
+		count += len(e.texts)
+	}
+	if count != h.chunks {
+		return &CorruptError{What: fmt.Sprintf("%d chunks stored, %d recorded", count, h.chunks)}
+	}
+	// Every source owns consecutive rows of the vector file, and no row
+	// belongs to two chunks.
+	// Sources are inserted in row order, so rowid order is row order but
+	// for a file edited by hand.
+	if !slices.IsSortedFunc(order, byStart) {
+		slices.SortFunc(order, byStart)
+	}
+	owner := make([]*entry, h.rows)
+	end := 0
+	for _, e := range order {
+		if len(e.texts) == 0 {
 			return &CorruptError{What: "source " + strconv.Quote(e.meta.ID) + " has no chunk"}
 		}
-		e.digest = digestParts(e.meta, e.chunks)
-		per = append(per, [2]string{e.meta.ID, e.digest})
+		if e.start < end || e.start+len(e.texts) > h.rows {
+			return &CorruptError{What: fmt.Sprintf("rows %d-%d of source %q overlap another source or lie past the %d rows", e.start, e.start+len(e.texts)-1, e.meta.ID, h.rows)}
+		}
+		for r := e.start; r < e.start+len(e.texts); r++ {
+			owner[r] = e
+		}
+		end = e.start + len(e.texts)
+	}
+	if err := combinedDigest(order, h.manifest); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if mapped != nil {
+		// The matrix keeps the mapping; the searches that follow read it
+		// whole each time, with the kernel's default read-ahead.
+		adviseNormal(mapped)
+		mat.mapped, mapped = mapped, nil
+	}
+	ix.built, ix.stored, ix.maxRunes = true, h.manifest, h.maxRunes
+	ix.mat, ix.owner, ix.srcs, ix.order, ix.dead = mat, owner, srcs, order, h.rows-count
+	ix.gen, ix.fileID = h.gen, h.fileID
+	return nil
+}
+
+func byStart(a, b *entry) int { return a.start - b.start }
+
+// combinedDigest checks the corpus digest combined from the sources'
+// digests (computed by the caller) against m's.
+func combinedDigest(order []*entry, m Manifest) error {
+	per := make([][2]string, len(order))
+	for i, e := range order {
+		per[i] = [2]string{e.meta.ID, e.digest}
 	}
 	if d := combineDigests(per); d != m.CorpusDigest {
 		return &CorruptError{What: fmt.Sprintf("corpus digest of stored content is %s, manifest records %s", d, m.CorpusDigest)}
 	}
-	ix.built, ix.stored, ix.maxRunes = true, m, maxRunes
-	ix.mat, ix.owner, ix.srcs, ix.order, ix.dead = mat, owner, srcs, ld.order, 0
+	return nil
+}
+
+// checkDigest recomputes the corpus digest from the stored parts, the
+// sources' digests on workers goroutines.
+func checkDigest(order []*entry, m Manifest, workers int) error {
+	per := make([][2]string, len(order))
+	parts := max(1, min(workers, len(order)/256))
+	n := (len(order) + parts - 1) / parts
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() {
+			for i := p * n; i < min(len(order), (p+1)*n); i++ {
+				e := order[i]
+				e.digest = digestParts(e.meta, e.texts)
+				per[i] = [2]string{e.meta.ID, e.digest}
+			}
+		})
+	}
+	wg.Wait()
+	if d := combineDigests(per); d != m.CorpusDigest {
+		return &CorruptError{What: fmt.Sprintf("corpus digest of stored content is %s, manifest records %s", d, m.CorpusDigest)}
+	}
 	return nil
 }
 
 var errNotGrouped = errors.New("chunks not grouped by source")
 
 type loaded struct {
-	mat   []float32
-	owner []*entry
-	order []*entry // by start row
+	count int
+	mat   []float32 // the normalised vectors, in load order
+	order []*entry  // by start row
 }
 
-// loadChunks reads every chunk into a new matrix, in rowid order (byRowid)
-// or in (source, n) order. Vectors are normalised by a normaliser that, when
-// async, runs on another goroutine a block of rows behind the scan, so that
-// the two overlap.
-func loadChunks(ctx context.Context, tx *sql.Tx, byRowid, async bool, srcs map[string]*entry, dims, count int) (_ *loaded, err error) {
-	query := `SELECT source_id, n, text, vector FROM chunks ORDER BY source_id, n`
+// loadLegacyChunks reads every chunk of the one-file layout (table
+// chunks_v1), in rowid order (byRowid) or in (source, n) order, into its
+// source's entry, its vector BLOB into the next row of legacy, normalised,
+// and sets each source's start row.
+func loadLegacyChunks(ctx context.Context, tx *sql.Tx, byRowid bool, srcs map[string]*entry, legacy *legacyMatrix) (*loaded, error) {
+	query := `SELECT source_id, n, text, vector FROM chunks_v1 ORDER BY source_id, n`
 	if byRowid {
-		query = `SELECT source_id, n, text, vector FROM chunks ORDER BY rowid`
+		query = `SELECT source_id, n, text, vector FROM chunks_v1 ORDER BY rowid`
 	}
-	ld := &loaded{mat: make([]float32, count*dims), owner: make([]*entry, 0, count)}
+	ld := &loaded{}
 	rows, err := tx.QueryContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	norm := startNormaliser(ld.mat, dims, async)
-	defer func() {
-		// The normaliser is always stopped. What it found counts only when
-		// the scan itself succeeded, so which error Open reports does not
-		// depend on timing.
-		end := len(ld.owner)
-		if err != nil {
-			end = 0 // hand over nothing more
-		}
-		if bad, reason := norm.finish(end); err == nil && bad >= 0 {
-			e := ld.owner[bad]
-			err = &CorruptError{What: fmt.Sprintf("vector of chunk %q: %s", e.chunks[bad-e.start].ID, reason)}
-		}
-	}()
-	block := max(1, normaliseBlockBytes/(4*dims))
 	var last *entry
-	// sid and blob are scanned as sql.RawBytes: the source ID is only
-	// looked up (the entry's own ID string is shared by its chunks), and
-	// the vector is decoded straight into the matrix.
 	var sid, blob sql.RawBytes
 	var text string
-	var n64 int64 // int64, not int: database/sql then assigns it without formatting and parsing
+	var n64 int64
 	for rows.Next() {
 		if err := rows.Scan(&sid, &n64, &text, &blob); err != nil {
 			return nil, err
@@ -401,101 +800,153 @@ func loadChunks(ctx context.Context, tx *sql.Tx, byRowid, async bool, srcs map[s
 				return nil, &CorruptError{What: "chunk of unknown source " + strconv.Quote(string(sid))}
 			}
 		}
-		if next := (len(e.chunks) == 0 && n == 0) || (last == e && n == len(e.chunks)); !next {
+		if next := (len(e.texts) == 0 && n == 0) || (last == e && n == len(e.texts)); !next {
 			if byRowid {
 				return nil, errNotGrouped
 			}
 			return nil, &CorruptError{What: "chunk numbering of source " + strconv.Quote(e.meta.ID)}
 		}
-		if len(e.chunks) == 0 {
-			e.start = len(ld.owner)
+		last = e
+		if len(e.texts) == 0 {
+			e.start = ld.count
 			ld.order = append(ld.order, e)
 		}
-		last = e
-		id := ChunkID(e.meta.ID, n)
-		if len(blob) != 4*dims {
-			return nil, &CorruptError{What: fmt.Sprintf("vector of chunk %q has %d bytes, want %d", id, len(blob), 4*dims)}
+		if err := legacy.add(ChunkID(e.meta.ID, n), blob); err != nil {
+			return nil, err
 		}
-		r := len(ld.owner)
-		if r == count {
-			return nil, &CorruptError{What: fmt.Sprintf("more chunks stored than the %d recorded", count)}
-		}
-		decodeVector(ld.mat[r*dims:(r+1)*dims], blob)
-		e.chunks = append(e.chunks, Chunk{ID: id, Source: e.meta.ID, N: n, Text: text})
-		ld.owner = append(ld.owner, e)
-		if (r+1)%block == 0 {
-			norm.upTo(r + 1)
-		}
+		e.texts = append(e.texts, text)
+		ld.count++
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	ld.mat = ld.mat[:len(ld.owner)*dims]
-	return ld, nil // unless the deferred normaliser check fails
+	ld.mat = legacy.mat
+	return ld, nil
 }
 
-// normaliseBlockBytes is how much of the matrix the scan fills before it
-// hands the rows to the normaliser: small enough to still be in cache.
-const normaliseBlockBytes = 256 << 10
-
-// normaliser normalises the rows of a matrix that a scan has filled, in
-// order, and remembers the first row that cannot be normalised.
-type normaliser struct {
-	mat    []float32
-	dims   int
-	done   int      // rows handed over so far (owned by the scan)
-	ends   chan int // async: the end of each block handed over
-	over   chan struct{}
-	bad    int // first row that failed, or -1; read after finish
-	reason string
+// legacyMatrix collects the vectors of the one-file layout, normalised.
+type legacyMatrix struct {
+	dims, count int
+	mat         []float32
 }
 
-func startNormaliser(mat []float32, dims int, async bool) *normaliser {
-	n := &normaliser{mat: mat, dims: dims, bad: -1}
-	if async {
-		n.ends, n.over = make(chan int, 64), make(chan struct{})
-		go func() {
-			defer close(n.over)
-			start := 0
-			for end := range n.ends {
-				n.rows(start, end)
-				start = end
+func (l *legacyMatrix) add(id string, blob []byte) error {
+	if len(blob) != 4*l.dims {
+		return &CorruptError{What: fmt.Sprintf("vector of chunk %q has %d bytes, want %d", id, len(blob), 4*l.dims)}
+	}
+	r := len(l.mat) / l.dims
+	if r == l.count {
+		return &CorruptError{What: fmt.Sprintf("more chunks stored than the %d recorded", l.count)}
+	}
+	l.mat = append(l.mat, make([]float32, l.dims)...)
+	row := l.mat[r*l.dims:]
+	decodeVector(row, blob)
+	if reason := normalise(row); reason != "" {
+		return &CorruptError{What: fmt.Sprintf("vector of chunk %q: %s", id, reason)}
+	}
+	return nil
+}
+
+// migrateVectors moves the vectors of a file migrated from the one-file
+// layout (still in chunks_v1) into a vector file, after checking them as
+// that layout was checked, and drops chunks_v1, in one transaction. Until
+// that commits, the file keeps its vectors in chunks_v1 and the next Open
+// starts the move again.
+func (ix *Index) migrateVectors(ctx context.Context) error {
+	var n int
+	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type='table' AND name='chunks_v1'`).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	meta, err := metaValues(ctx, tx)
+	if err != nil {
+		return err
+	}
+	var created *os.File
+	var name string
+	if _, built := meta["manifest"]; built {
+		h, err := parseHeader(meta, false)
+		if err != nil {
+			return err
+		}
+		srcs, order, err := readSources(ctx, tx, false, 0, nil)
+		if err != nil {
+			return err
+		}
+		// The recorded count sizes nothing here, but a file that cannot hold
+		// it is corrupt all the same.
+		lm := &legacyMatrix{dims: h.manifest.Dims, count: h.chunks}
+		// The matrix grows as the file is read, so a corrupt count
+		// allocates nothing.
+		ld, err := loadLegacyChunks(ctx, tx, true, srcs, lm)
+		if errors.Is(err, errNotGrouped) {
+			for _, e := range order {
+				e.texts = nil
+			}
+			lm.mat = lm.mat[:0]
+			ld, err = loadLegacyChunks(ctx, tx, false, srcs, lm)
+		}
+		if err != nil {
+			return err
+		}
+		if ld.count != h.chunks {
+			return &CorruptError{What: fmt.Sprintf("%d chunks stored, %d recorded", ld.count, h.chunks)}
+		}
+		for _, e := range order {
+			if len(e.texts) == 0 {
+				return &CorruptError{What: "source " + strconv.Quote(e.meta.ID) + " has no chunk"}
+			}
+		}
+		if err := checkDigest(order, h.manifest, ix.workers); err != nil {
+			return err
+		}
+		fileID, err := newFileID()
+		if err != nil {
+			return err
+		}
+		name = vectorPath(ix.path, 1)
+		f, segs, err := createVectorFile(name, h.manifest.Dims, fileID, ld.mat)
+		if err != nil {
+			return fmt.Errorf("retrieval: migrate: write vector file: %w", err)
+		}
+		created = f
+		defer func() {
+			if created != nil {
+				_ = created.Close()
+				_ = os.Remove(name)
 			}
 		}()
-	}
-	return n
-}
-
-// rows normalises rows [start, end) until one fails.
-func (n *normaliser) rows(start, end int) {
-	for r := start; r < end && n.bad < 0; r++ {
-		if reason := normalise(n.mat[r*n.dims : (r+1)*n.dims]); reason != "" {
-			n.bad, n.reason = r, reason
+		for _, e := range ld.order {
+			if _, err := tx.ExecContext(ctx, `UPDATE sources SET first_row=?, chunk_texts=? WHERE id=?`, e.start, encodeTexts(e.texts), e.meta.ID); err != nil {
+				return err
+			}
+		}
+		if err := insertSegments(ctx, tx, segs); err != nil {
+			return err
+		}
+		if err := writeVectorMeta(ctx, tx, 1, len(ld.mat)/h.manifest.Dims, fileID); err != nil {
+			return err
 		}
 	}
-}
-
-// upTo hands over rows [done, end); the scan does not touch them again.
-func (n *normaliser) upTo(end int) {
-	if n.ends != nil {
-		n.ends <- end
-	} else {
-		n.rows(n.done, end)
+	if _, err := tx.ExecContext(ctx, `DROP TABLE chunks_v1`); err != nil {
+		return err
 	}
-	n.done = end
-}
-
-// finish hands over the rows up to end, waits for the normaliser and
-// returns the first row that failed (or -1) and why.
-func (n *normaliser) finish(end int) (int, string) {
-	if end > n.done {
-		n.upTo(end)
+	if err := tx.Commit(); err != nil {
+		return err
 	}
-	if n.ends != nil {
-		close(n.ends)
-		<-n.over
+	if created != nil {
+		_ = created.Close()
+		created = nil
 	}
-	return n.bad, n.reason
+	ix.logAttrs(ctx, slog.LevelInfo, "retrieval index migrated to the vector file layout", slog.String("path", ix.path))
+	return nil
 }
 
 // decodeVector decodes len(dst) little-endian float32 values from src, which
@@ -503,13 +954,20 @@ func (n *normaliser) finish(end int) (int, string) {
 // already are the in-memory float32 values, and a plain copy decodes them.
 func decodeVector(dst []float32, src []byte) {
 	src = src[:4*len(dst)]
-	if binary.NativeEndian.Uint16([]byte{1, 0}) == 1 {
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), 4*len(dst)), src)
+	if littleEndian {
+		copy(floatBytes(dst), src)
 		return
 	}
 	for i := range dst {
 		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i : 4*i+4]))
 	}
+}
+
+func encodeVector(dst []byte, v []float32) []byte {
+	for _, x := range v {
+		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(x))
+	}
+	return dst
 }
 
 func parseTime(s string) (time.Time, error) {
@@ -553,7 +1011,9 @@ func normalise(v []float32) string {
 	return ""
 }
 
-// Close releases the file and the matrix. It is safe to call more than once.
+// Close releases the files and the matrix (unmapping it once no search
+// reads it: a search racing Close either finishes or returns ErrClosed).
+// It is safe to call more than once.
 func (ix *Index) Close() error {
 	ix.writeMu.Lock()
 	defer ix.writeMu.Unlock()
@@ -563,8 +1023,14 @@ func (ix *Index) Close() error {
 		return nil
 	}
 	ix.closed = true
+	ix.mat.release()
 	ix.mat, ix.owner, ix.srcs, ix.order = nil, nil, nil, nil
-	return ix.db.Close()
+	var err error
+	if ix.vf != nil {
+		err = ix.vf.Close()
+		ix.vf = nil
+	}
+	return errors.Join(err, ix.db.Close())
 }
 
 // Manifest returns the manifest the file records and whether the index has
@@ -575,7 +1041,7 @@ func (ix *Index) Manifest() (Manifest, bool) {
 	return ix.stored, ix.built
 }
 
-// Kernel names the dot-product kernel in use: "avx2+fma" or "go".
+// Kernel names the kernels in use: "avx2+fma+f16c" or "go".
 func (ix *Index) Kernel() string { return ix.kern.name }
 
 // Len returns the number of chunks (vectors) in the index.
@@ -583,6 +1049,18 @@ func (ix *Index) Len() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	return len(ix.owner) - ix.dead
+}
+
+// MatrixBytes returns the size of the in-memory matrix: 4 bytes per
+// dimension and row, 2 with WithHalfPrecision. Rows of deleted chunks are
+// counted until the next compaction.
+func (ix *Index) MatrixBytes() int64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.mat == nil {
+		return 0
+	}
+	return ix.mat.bytes()
 }
 
 // usable reports why the handle may not serve a search or an update; the
@@ -595,366 +1073,4 @@ func (ix *Index) usable() error {
 		return ErrNotBuilt
 	}
 	return mismatch(ix.want, ix.stored, true)
-}
-
-// prepared is a validated batch of sources with their chunks and
-// normalised vectors, ready for SQLite and the matrix.
-type prepared struct {
-	entries []*entry
-	raw     [][]float32 // as given, stored in SQLite
-	rows    []float32   // normalised, consecutive
-}
-
-func (ix *Index) prepare(sources []Source, vectors [][]float32, dims int) (*prepared, error) {
-	seen := make(map[string]bool, len(sources))
-	p := &prepared{}
-	vi := 0
-	for _, s := range sources {
-		if err := validateSource(s, ix.chunker); err != nil {
-			return nil, err
-		}
-		if seen[s.ID] {
-			return nil, &CorpusError{SourceID: s.ID, Reason: "duplicate source ID"}
-		}
-		seen[s.ID] = true
-		meta := s
-		meta.Text = ""
-		meta.Scopes = slices.Clone(s.Scopes)
-		chunks := ix.chunker.Chunk(s)
-		p.entries = append(p.entries, &entry{meta: meta, chunks: chunks, digest: ix.chunker.sourceDigest(s)})
-		vi += len(chunks)
-	}
-	if vi != len(vectors) {
-		return nil, &CorpusError{Reason: fmt.Sprintf("%d vectors for %d chunks", len(vectors), vi)}
-	}
-	p.rows = make([]float32, len(vectors)*dims)
-	vi = 0
-	for _, e := range p.entries {
-		for _, c := range e.chunks {
-			v := vectors[vi]
-			if len(v) != dims {
-				return nil, &MismatchError{Field: "Dims", Want: strconv.Itoa(dims), Got: strconv.Itoa(len(v)), ChunkID: c.ID}
-			}
-			row := p.rows[vi*dims : (vi+1)*dims]
-			copy(row, v)
-			if reason := normalise(row); reason != "" {
-				return nil, &CorpusError{SourceID: c.Source, ChunkID: c.ID, Reason: "vector: " + reason}
-			}
-			vi++
-		}
-	}
-	p.raw = vectors
-	return p, nil
-}
-
-func insertSources(ctx context.Context, tx *sql.Tx, p *prepared) error {
-	srcStmt, err := tx.PrepareContext(ctx, `INSERT INTO sources(id,title,scopes,valid_from,valid_until,admissible) VALUES(?,?,?,?,?,?)`)
-	if err != nil {
-		return err
-	}
-	defer srcStmt.Close()
-	chStmt, err := tx.PrepareContext(ctx, `INSERT INTO chunks(source_id,n,text,vector) VALUES(?,?,?,?)`)
-	if err != nil {
-		return err
-	}
-	defer chStmt.Close()
-	vi := 0
-	var blob []byte
-	for _, e := range p.entries {
-		scopes, err := json.Marshal(e.meta.Scopes)
-		if err != nil {
-			return err
-		}
-		if scopes == nil || string(scopes) == "null" {
-			scopes = []byte("[]")
-		}
-		adm := 0
-		if e.meta.Admissible {
-			adm = 1
-		}
-		if _, err := srcStmt.ExecContext(ctx, e.meta.ID, e.meta.Title, string(scopes), timeKey(e.meta.ValidFrom), timeKey(e.meta.ValidUntil), adm); err != nil {
-			return err
-		}
-		for _, c := range e.chunks {
-			blob = encodeVector(blob[:0], p.raw[vi])
-			if _, err := chStmt.ExecContext(ctx, c.Source, c.N, c.Text, blob); err != nil {
-				return err
-			}
-			vi++
-		}
-	}
-	return nil
-}
-
-func encodeVector(dst []byte, v []float32) []byte {
-	for _, x := range v {
-		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(x))
-	}
-	return dst
-}
-
-func writeMeta(ctx context.Context, tx *sql.Tx, m Manifest, maxRunes, chunks int) error {
-	mj, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	for k, v := range map[string]string{"manifest": string(mj), "chunker_max_runes": strconv.Itoa(maxRunes), "chunks": strconv.Itoa(chunks)} {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value`, k, v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Rebuild replaces the whole content of the index with corpus and its
-// vectors, in one SQLite transaction.
-//
-// vectors holds one vector per chunk, in the order Chunker.ChunkCorpus
-// returns them for this index's chunker. m must name the same model as the
-// manifest the handle was opened with, and m.CorpusDigest must equal the
-// chunker's Digest of corpus; otherwise ErrManifestMismatch. A vector of
-// another length is ErrManifestMismatch (Field "Dims"); a wrong count, a
-// zero or non-finite vector or an invalid source is ErrInvalidCorpus. On
-// any error nothing changes, in the file or in memory. An empty corpus is
-// allowed (to start an index that Upsert fills).
-func (ix *Index) Rebuild(ctx context.Context, corpus []Source, m Manifest, vectors [][]float32) error {
-	if err := m.validate(); err != nil {
-		return err
-	}
-	if d := ix.chunker.Digest(corpus); m.CorpusDigest != d {
-		return &MismatchError{Field: "CorpusDigest", Want: m.CorpusDigest, Got: d}
-	}
-	p, err := ix.prepare(corpus, vectors, m.Dims)
-	if err != nil {
-		return err
-	}
-	ix.writeMu.Lock()
-	defer ix.writeMu.Unlock()
-	if ix.isClosed() {
-		return ErrClosed
-	}
-	// ix.want changes only under writeMu, which is held here.
-	if err := mismatch(ix.want, m, false); err != nil {
-		return err
-	}
-	tx, err := ix.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("retrieval: rebuild: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	for _, stmt := range []string{`DELETE FROM chunks`, `DELETE FROM sources`} {
-		if _, err := tx.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("retrieval: rebuild: %w", err)
-		}
-	}
-	if err := insertSources(ctx, tx, p); err != nil {
-		return fmt.Errorf("retrieval: rebuild: %w", err)
-	}
-	if err := writeMeta(ctx, tx, m, ix.chunker.maxRunes(), len(p.rows)/m.Dims); err != nil {
-		return fmt.Errorf("retrieval: rebuild: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("retrieval: rebuild: commit: %w", err)
-	}
-
-	srcs := make(map[string]*entry, len(p.entries))
-	owner := make([]*entry, 0, len(p.rows)/m.Dims)
-	for _, e := range p.entries {
-		e.start = len(owner)
-		for range e.chunks {
-			owner = append(owner, e)
-		}
-		srcs[e.meta.ID] = e
-	}
-	ix.mu.Lock()
-	ix.built, ix.stored, ix.maxRunes = true, m, ix.chunker.maxRunes()
-	ix.want.CorpusDigest = m.CorpusDigest
-	ix.mat, ix.owner, ix.srcs, ix.order, ix.dead = p.rows, owner, srcs, p.entries, 0
-	ix.mu.Unlock()
-	ix.log.LogAttrs(ctx, slog.LevelInfo, "retrieval index rebuilt",
-		slog.Int("sources", len(p.entries)), slog.Int("chunks", len(owner)), slog.String("corpus_digest", m.CorpusDigest))
-	return nil
-}
-
-func (ix *Index) isClosed() bool {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	return ix.closed
-}
-
-// writable checks, under the write lock, that an update may proceed, and
-// returns the current manifest.
-func (ix *Index) writable() (Manifest, error) {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	if err := ix.usable(); err != nil {
-		return Manifest{}, err
-	}
-	if ix.maxRunes != ix.chunker.maxRunes() {
-		return Manifest{}, &MismatchError{Field: "Chunker.MaxRunes", Want: strconv.Itoa(ix.chunker.maxRunes()), Got: strconv.Itoa(ix.maxRunes)}
-	}
-	return ix.stored, nil
-}
-
-// Upsert adds sources, or replaces every chunk of sources already in the
-// index, in one SQLite transaction. vectors holds one vector per chunk in
-// Chunker.ChunkCorpus(sources) order. The recorded corpus digest becomes the
-// digest of the new content. Errors are those of Rebuild, plus
-// ErrNotBuilt and ErrManifestMismatch when the handle's manifest (or
-// chunker) differs from the file's; on any error nothing changes.
-func (ix *Index) Upsert(ctx context.Context, sources []Source, vectors [][]float32) error {
-	ix.writeMu.Lock()
-	defer ix.writeMu.Unlock()
-	m, err := ix.writable()
-	if err != nil {
-		return err
-	}
-	if len(sources) == 0 {
-		return &CorpusError{Reason: "no source to upsert"}
-	}
-	p, err := ix.prepare(sources, vectors, m.Dims)
-	if err != nil {
-		return err
-	}
-	ids := make([]string, len(p.entries))
-	for i, e := range p.entries {
-		ids[i] = e.meta.ID
-	}
-	return ix.apply(ctx, "upsert", m, ids, p)
-}
-
-// Delete removes sources and all their chunks, in one SQLite transaction.
-// An ID the index does not hold is ErrInvalidCorpus and nothing is deleted.
-func (ix *Index) Delete(ctx context.Context, ids ...string) error {
-	ix.writeMu.Lock()
-	defer ix.writeMu.Unlock()
-	m, err := ix.writable()
-	if err != nil {
-		return err
-	}
-	if len(ids) == 0 {
-		return &CorpusError{Reason: "no source to delete"}
-	}
-	seen := map[string]bool{}
-	ix.mu.RLock()
-	for _, id := range ids {
-		if ix.srcs[id] == nil || seen[id] {
-			ix.mu.RUnlock()
-			return &CorpusError{SourceID: id, Reason: "not in the index (or listed twice)"}
-		}
-		seen[id] = true
-	}
-	ix.mu.RUnlock()
-	return ix.apply(ctx, "delete", m, ids, &prepared{})
-}
-
-// apply removes the sources ids and inserts p, in SQLite then in memory. The
-// caller holds writeMu.
-func (ix *Index) apply(ctx context.Context, op string, m Manifest, ids []string, p *prepared) error {
-	// New corpus digest: the current per-source digests, minus ids, plus p.
-	ix.mu.RLock()
-	per := make(map[string]string, len(ix.srcs)+len(p.entries))
-	for id, e := range ix.srcs {
-		per[id] = e.digest
-	}
-	chunks := len(ix.owner) - ix.dead + len(p.rows)/m.Dims
-	for _, id := range ids {
-		if e := ix.srcs[id]; e != nil {
-			chunks -= len(e.chunks)
-		}
-	}
-	ix.mu.RUnlock()
-	for _, id := range ids {
-		delete(per, id)
-	}
-	for _, e := range p.entries {
-		per[e.meta.ID] = e.digest
-	}
-	pairs := make([][2]string, 0, len(per))
-	for id, d := range per {
-		pairs = append(pairs, [2]string{id, d})
-	}
-	m.CorpusDigest = combineDigests(pairs)
-
-	tx, err := ix.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("retrieval: %s: %w", op, err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	for _, id := range ids {
-		for _, stmt := range []string{`DELETE FROM chunks WHERE source_id=?`, `DELETE FROM sources WHERE id=?`} {
-			if _, err := tx.ExecContext(ctx, stmt, id); err != nil {
-				return fmt.Errorf("retrieval: %s: %w", op, err)
-			}
-		}
-	}
-	if err := insertSources(ctx, tx, p); err != nil {
-		return fmt.Errorf("retrieval: %s: %w", op, err)
-	}
-	if err := writeMeta(ctx, tx, m, ix.maxRunes, chunks); err != nil {
-		return fmt.Errorf("retrieval: %s: %w", op, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("retrieval: %s: commit: %w", op, err)
-	}
-
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	for _, id := range ids {
-		e := ix.srcs[id]
-		if e == nil {
-			continue // an upsert of a new source
-		}
-		for r := e.start; r < e.start+len(e.chunks); r++ {
-			ix.owner[r] = nil
-		}
-		ix.dead += len(e.chunks)
-		delete(ix.srcs, id)
-		ix.order = slices.DeleteFunc(ix.order, func(x *entry) bool { return x == e })
-	}
-	dims := m.Dims
-	for _, e := range p.entries {
-		e.start = len(ix.owner)
-		for range e.chunks {
-			ix.owner = append(ix.owner, e)
-		}
-		ix.srcs[e.meta.ID] = e
-		ix.order = append(ix.order, e)
-	}
-	ix.mat = append(ix.mat, p.rows...)
-	if live := len(ix.owner) - ix.dead; ix.dead > 0 && ix.dead >= live/4 {
-		ix.compact(dims)
-	}
-	ix.stored = m
-	if ix.want.CorpusDigest != "" {
-		ix.want.CorpusDigest = m.CorpusDigest
-	}
-	ix.log.LogAttrs(ctx, slog.LevelInfo, "retrieval index updated", slog.String("op", op),
-		slog.Int("sources", len(ids)), slog.Int("chunks", len(ix.owner)-ix.dead), slog.String("corpus_digest", m.CorpusDigest))
-	return nil
-}
-
-// compact drops dead rows; the caller holds mu for writing.
-func (ix *Index) compact(dims int) {
-	live := len(ix.owner) - ix.dead
-	mat := make([]float32, 0, live*dims)
-	owner := make([]*entry, 0, live)
-	for _, e := range ix.order {
-		n := len(e.chunks)
-		mat = append(mat, ix.mat[e.start*dims:(e.start+n)*dims]...)
-		e.start = len(owner)
-		for range n {
-			owner = append(owner, e)
-		}
-	}
-	ix.mat, ix.owner, ix.dead = mat, owner, 0
-}
-
-// digestParts is Chunker.sourceDigest computed from stored parts.
-func digestParts(meta Source, chunks []Chunk) string {
-	texts := make([]string, len(chunks))
-	for i, c := range chunks {
-		texts[i] = c.Text
-	}
-	return digestOf(meta, texts)
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 var asOf = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -27,17 +29,13 @@ func openBuilt(t *testing.T, corpus []Source, vecs [][]float32, opts ...Option) 
 	path := filepath.Join(t.TempDir(), "index.db")
 	m := testManifest(len(vecs[0]), corpus)
 	ix, err := Open(t.Context(), path, m, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = ix.Close() })
-	if err := ix.Rebuild(t.Context(), corpus, m, vecs); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ix.Rebuild(t.Context(), corpus, m, vecs))
 	return ix, path, m
 }
 
-// controlled is the issue's fixture: two dimensions, the chunk of
+// controlled is the policy-first fixture: two dimensions, the chunk of
 // ACME-EXPORT at (1,0), every other chunk at (0,1).
 func controlled() ([]Source, [][]float32) {
 	corpus := []Source{
@@ -74,10 +72,8 @@ func TestControlledFixture(t *testing.T) {
 	question := "Where can I export CSV in Reporting?"
 	// The query vector an embedder would give the question in this
 	// two-dimensional fixture space.
-	hits, err := ix.Search(t.Context(), []float32{1, 0}, Policy{AsOf: asOf, Scope: "acme"}, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hits, err := ix.Search(t.Context(), []float32{1, 0}, CorpusPolicy{AsOf: asOf, Scope: "acme"}, 3)
+	require.NoError(t, err)
 	if got := hitIDs(hits); !reflect.DeepEqual(got, []string{"ACME-EXPORT#0", "ACME-BILLING#0", "ACME-USERS#0"}) {
 		t.Fatalf("hits %v: want ACME-EXPORT first, then the tie broken by chunk ID", got)
 	}
@@ -86,10 +82,8 @@ func TestControlledFixture(t *testing.T) {
 	}
 	ans := AnswerGate{}.Validate(Proposal{Usable: true, Evidence: []Evidence{
 		{ChunkID: "ACME-EXPORT#0", Quote: " choose Export > CSV to download its rows as a CSV file. "},
-	}}, Context{Question: question, AsOf: asOf, Hits: hits})
-	if err := ans.Err(); err != nil {
-		t.Fatal(err)
-	}
+	}}, GateInput{Question: question, AsOf: asOf, Hits: hits})
+	require.NoError(t, ans.Err())
 	if want := `"choose Export > CSV to download its rows as a CSV file." [ACME-EXPORT#0]`; ans.Text != want || ans.Question != question {
 		t.Fatalf("answer %q, want %q", ans.Text, want)
 	}
@@ -109,20 +103,18 @@ func TestPolicyBeforeRanking(t *testing.T) {
 	ix, _, _ := openBuilt(t, corpus, vecs)
 	for _, workers := range []int{1, 4} {
 		ix.workers = workers
-		hits, err := ix.Search(t.Context(), []float32{1, 0, 0}, Policy{AsOf: asOf, Scope: "acme"}, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
+		hits, err := ix.Search(t.Context(), []float32{1, 0, 0}, CorpusPolicy{AsOf: asOf, Scope: "acme"}, 10)
+		require.NoError(t, err)
 		if got := hitIDs(hits); !reflect.DeepEqual(got, []string{"KEPT#0", "KEPT-FAR#0"}) {
 			t.Fatalf("workers %d: hits %v, want only the admitted sources", workers, got)
 		}
 	}
 	// A policy that admits nothing is an error, not an empty success.
-	_, err := ix.Search(t.Context(), []float32{1, 0, 0}, Policy{AsOf: asOf, Scope: "initech"}, 10)
+	_, err := ix.Search(t.Context(), []float32{1, 0, 0}, CorpusPolicy{AsOf: asOf, Scope: "initech"}, 10)
 	if !errors.Is(err, ErrNoAdmissible) {
 		t.Fatalf("empty admission: %v", err)
 	}
-	if _, err := ix.Search(t.Context(), []float32{1, 0, 0}, Policy{Scope: "acme"}, 10); !errors.Is(err, ErrInvalidPolicy) {
+	if _, err := ix.Search(t.Context(), []float32{1, 0, 0}, CorpusPolicy{Scope: "acme"}, 10); !errors.Is(err, ErrInvalidPolicy) {
 		t.Fatalf("policy without AsOf: %v", err)
 	}
 }
@@ -130,7 +122,7 @@ func TestPolicyBeforeRanking(t *testing.T) {
 func TestSearchRejectsBadQueries(t *testing.T) {
 	corpus, vecs := controlled()
 	ix, _, _ := openBuilt(t, corpus, vecs)
-	p := Policy{AsOf: asOf, Scope: "acme"}
+	p := CorpusPolicy{AsOf: asOf, Scope: "acme"}
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	for name, q := range map[string][]float32{
 		"zero": {0, 0}, "nan": {nan, 1}, "inf": {inf, 0},
@@ -161,11 +153,9 @@ func TestRebuildChecks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "i.db")
 	m := testManifest(2, corpus)
 	ix, err := Open(t.Context(), path, m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ix.Close()
-	if _, err := ix.Search(t.Context(), []float32{1, 0}, Policy{AsOf: asOf, Scope: "acme"}, 1); !errors.Is(err, ErrNotBuilt) {
+	if _, err := ix.Search(t.Context(), []float32{1, 0}, CorpusPolicy{AsOf: asOf, Scope: "acme"}, 1); !errors.Is(err, ErrNotBuilt) {
 		t.Fatalf("search before rebuild: %v", err)
 	}
 	var me *MismatchError
@@ -209,9 +199,7 @@ func TestRebuildChecks(t *testing.T) {
 	if _, built := ix.Manifest(); built || ix.Len() != 0 {
 		t.Fatal("a failed rebuild changed the index")
 	}
-	if err := ix.Rebuild(t.Context(), corpus, m, vecs); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ix.Rebuild(t.Context(), corpus, m, vecs))
 	if ix.Len() != 3 {
 		t.Fatalf("Len = %d", ix.Len())
 	}
@@ -221,26 +209,18 @@ func TestPersistenceAcrossReopen(t *testing.T) {
 	corpus, vecs := randomCorpus(rand.New(rand.NewPCG(7, 8)), 40, 16)
 	ix, path, m := openBuilt(t, corpus, vecs)
 	q := randVec(rand.New(rand.NewPCG(9, 10)), 16)
-	p := Policy{AsOf: asOf, Scope: "acme"}
+	p := CorpusPolicy{AsOf: asOf, Scope: "acme"}
 	before, err := ix.Search(t.Context(), q, p, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ix.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, ix.Close())
 	if _, err := ix.Search(t.Context(), q, p, 10); !errors.Is(err, ErrClosed) {
 		t.Fatalf("search after close: %v", err)
 	}
 	re, err := Open(t.Context(), path, m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer re.Close()
 	after, err := re.Search(t.Context(), q, p, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !reflect.DeepEqual(before, after) {
 		t.Fatalf("results changed across reopen:\n%v\n%v", hitIDs(before), hitIDs(after))
 	}
@@ -252,10 +232,8 @@ func TestPersistenceAcrossReopen(t *testing.T) {
 func TestManifestMismatch(t *testing.T) {
 	corpus, vecs := controlled()
 	ix, path, m := openBuilt(t, corpus, vecs)
-	if err := ix.Close(); err != nil {
-		t.Fatal(err)
-	}
-	p := Policy{AsOf: asOf, Scope: "acme"}
+	require.NoError(t, ix.Close())
+	p := CorpusPolicy{AsOf: asOf, Scope: "acme"}
 	for _, c := range []struct {
 		field string
 		edit  func(*Manifest)
@@ -284,15 +262,11 @@ func TestManifestMismatch(t *testing.T) {
 				t.Errorf("%s mismatch: %s: %v", c.field, op, err)
 			}
 		}
-		if err := ix.Close(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, ix.Close())
 	}
 	// Nothing was changed by the refused updates.
 	ix, err := Open(t.Context(), path, m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ix.Close()
 	if ix.Len() != 3 {
 		t.Fatalf("Len = %d after refused updates", ix.Len())
@@ -300,9 +274,7 @@ func TestManifestMismatch(t *testing.T) {
 	// A handle opened with another chunker may search but not update.
 	ix.Close()
 	ix, err = Open(t.Context(), path, m, WithChunker(Chunker{MaxRunes: 50}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ix.Close()
 	if _, err := ix.Search(t.Context(), []float32{1, 0}, p, 1); err != nil {
 		t.Fatal(err)
@@ -351,13 +323,9 @@ func TestUpsertDeleteStayInStep(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "i.db")
 	m := Manifest{Provider: "fixture", Model: "random", Dims: dims, CorpusDigest: c.Digest(corpus)}
 	ix, err := Open(t.Context(), path, m, WithChunker(c))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ix.Close()
-	if err := ix.Rebuild(t.Context(), corpus, m, vecs); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ix.Rebuild(t.Context(), corpus, m, vecs))
 	// The live corpus, mirrored here: id -> (source, vectors).
 	live := map[string]Source{}
 	liveVecs := map[string][][]float32{}
@@ -380,16 +348,12 @@ func TestUpsertDeleteStayInStep(t *testing.T) {
 			next++
 			batch := []Source{old, nw}
 			v := vecsFor(batch)
-			if err := ix.Upsert(t.Context(), batch, v); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, ix.Upsert(t.Context(), batch, v))
 			live[old.ID], liveVecs[old.ID] = old, v[:len(c.Chunk(old))]
 			live[nw.ID], liveVecs[nw.ID] = nw, v[len(c.Chunk(old)):]
 		case 2:
 			for id := range live {
-				if err := ix.Delete(t.Context(), id); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, ix.Delete(t.Context(), id))
 				delete(live, id)
 				delete(liveVecs, id)
 				break
@@ -419,32 +383,20 @@ func TestUpsertDeleteStayInStep(t *testing.T) {
 	m2 := m
 	m2.CorpusDigest = c.Digest(fresh)
 	ref, err := Open(t.Context(), filepath.Join(t.TempDir(), "ref.db"), m2, WithChunker(c))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer ref.Close()
-	if err := ref.Rebuild(t.Context(), fresh, m2, freshVecs); err != nil {
-		t.Fatal(err)
-	}
-	if err := ix.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ref.Rebuild(t.Context(), fresh, m2, freshVecs))
+	require.NoError(t, ix.Close())
 	re, err := Open(t.Context(), path, m2, WithChunker(c))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer re.Close()
-	p := Policy{AsOf: asOf, Scope: "acme"}
+	p := CorpusPolicy{AsOf: asOf, Scope: "acme"}
 	for range 10 {
 		q := randVec(r, dims)
 		want, err := ref.Search(t.Context(), q, p, 15)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got, err := re.Search(t.Context(), q, p, 15)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !reflect.DeepEqual(hitIDs(got), hitIDs(want)) {
 			t.Fatalf("incremental index differs from a rebuild:\n%v\n%v", hitIDs(got), hitIDs(want))
 		}
@@ -456,17 +408,13 @@ func TestSearchBatchMatchesSearch(t *testing.T) {
 	const dims = 37 // exercises every kernel tail
 	corpus, vecs := randomCorpus(r, 300, dims)
 	ix, _, _ := openBuilt(t, corpus, vecs)
-	p := Policy{AsOf: asOf, Scope: "acme"}
+	p := CorpusPolicy{AsOf: asOf, Scope: "acme"}
 	qs := [][]float32{randVec(r, dims), randVec(r, dims), randVec(r, dims)}
 	batch, err := ix.SearchBatch(t.Context(), qs, p, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i, q := range qs {
 		one, err := ix.Search(t.Context(), q, p, 7)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !reflect.DeepEqual(one, batch[i]) {
 			t.Fatalf("query %d: batch %v, single %v", i, hitIDs(batch[i]), hitIDs(one))
 		}
@@ -492,24 +440,18 @@ func TestParallelAndPortableAgree(t *testing.T) {
 	copy(vecs[101], vecs[7])
 	copy(vecs[4001], vecs[7])
 	ix, path, m := openBuilt(t, corpus, vecs, WithWorkers(4))
-	if err := ix.Close(); err != nil {
-		t.Fatal(err)
-	}
-	p := Policy{AsOf: asOf, Scope: "acme"}
+	require.NoError(t, ix.Close())
+	p := CorpusPolicy{AsOf: asOf, Scope: "acme"}
 	qs := [][]float32{vecs[7], randVec(r, dims), randVec(r, dims)}
 	// One handle at a time: a handle holds the file exclusively.
 	search := func(opts ...Option) ([][]Hit, string) {
 		ix, err := Open(t.Context(), path, m, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer ix.Close()
 		var res [][]Hit
 		for _, q := range qs {
 			hits, err := ix.Search(t.Context(), q, p, 10)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			res = append(res, hits)
 		}
 		return res, ix.Kernel()
@@ -526,22 +468,12 @@ func TestParallelAndPortableAgree(t *testing.T) {
 	}
 }
 
-func TestSecondOpenIsLocked(t *testing.T) {
-	corpus, vecs := controlled()
-	_, path, m := openBuilt(t, corpus, vecs)
-	other, err := Open(t.Context(), path, m, WithBusyTimeout(10*time.Millisecond))
-	if err == nil {
-		other.Close()
-		t.Fatal("a second handle opened a file the first one holds")
-	}
-}
-
 // Writers and readers on one handle from several goroutines: run under
 // -race, any unsynchronised access to the handle's state fails the test.
 func TestConcurrentUse(t *testing.T) {
 	corpus, vecs := controlled()
 	ix, _, m := openBuilt(t, corpus, vecs)
-	p := Policy{AsOf: asOf, Scope: "acme"}
+	p := CorpusPolicy{AsOf: asOf, Scope: "acme"}
 	extra := Source{ID: "ACME-EXTRA", Scopes: []string{"acme"}, Admissible: true, Text: "Extra passage."}
 	errs := make(chan error, 4)
 	var wg sync.WaitGroup
@@ -586,7 +518,7 @@ func TestConcurrentUse(t *testing.T) {
 // checkExact compares hits with an exhaustive float64 cosine ranking of
 // every chunk the policy admits: each score is right, the hits are in order,
 // and no admitted chunk left out scores better than the last hit.
-func checkExact(t *testing.T, corpus []Source, vecs [][]float32, p Policy, q []float32, hits []Hit, k int) {
+func checkExact(t *testing.T, corpus []Source, vecs [][]float32, p CorpusPolicy, q []float32, hits []Hit, k int) {
 	t.Helper()
 	const tol = 1e-5
 	cos := func(a, b []float32) float64 {

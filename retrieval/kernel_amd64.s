@@ -77,38 +77,54 @@ done:
 	VZEROUPPER
 	RET
 
-// func sumAVX2(p *float32, n int) float32
-TEXT ·sumAVX2(SB), NOSPLIT, $0-20
-	MOVQ p+0(FP), SI
-	MOVQ n+8(FP), CX
+// func dots16AVX2(q *float32, m *uint16, dims8, stride, rows int, out *float32)
+//
+// For each of rows rows of m (stride halves apart), stores the dot product
+// of its first dims8 halves (a positive multiple of 8), widened by F16C, with
+// q[:dims8] into out. Four 8-lane FMA accumulators cover 32 values per step,
+// then 8 at a time.
+TEXT ·dots16AVX2(SB), NOSPLIT, $0-48
+	MOVQ q+0(FP), SI
+	MOVQ m+8(FP), DI
+	MOVQ dims8+16(FP), CX
+	MOVQ stride+24(FP), DX
+	MOVQ rows+32(FP), R8
+	MOVQ out+40(FP), R9
+	TESTQ R8, R8
+	JZ   hdone
+	MOVQ CX, R10
+	ANDQ $-32, R10
+
+hrow:
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	XORQ   AX, AX
-	MOVQ   CX, R10
-	ANDQ   $-32, R10
-	MOVQ   CX, R11
-	ANDQ   $-8, R11
 
-sloop32:
-	CMPQ   AX, R10
-	JGE    sloop8
-	VADDPS (SI)(AX*4), Y0, Y0
-	VADDPS 32(SI)(AX*4), Y1, Y1
-	VADDPS 64(SI)(AX*4), Y2, Y2
-	VADDPS 96(SI)(AX*4), Y3, Y3
-	ADDQ   $32, AX
-	JMP    sloop32
+hloop32:
+	CMPQ        AX, R10
+	JGE         hloop8
+	VCVTPH2PS   (DI)(AX*2), Y4
+	VCVTPH2PS   16(DI)(AX*2), Y5
+	VCVTPH2PS   32(DI)(AX*2), Y6
+	VCVTPH2PS   48(DI)(AX*2), Y7
+	VFMADD231PS (SI)(AX*4), Y4, Y0
+	VFMADD231PS 32(SI)(AX*4), Y5, Y1
+	VFMADD231PS 64(SI)(AX*4), Y6, Y2
+	VFMADD231PS 96(SI)(AX*4), Y7, Y3
+	ADDQ        $32, AX
+	JMP         hloop32
 
-sloop8:
-	CMPQ   AX, R11
-	JGE    sreduce
-	VADDPS (SI)(AX*4), Y0, Y0
-	ADDQ   $8, AX
-	JMP    sloop8
+hloop8:
+	CMPQ        AX, CX
+	JGE         hreduce
+	VCVTPH2PS   (DI)(AX*2), Y4
+	VFMADD231PS (SI)(AX*4), Y4, Y0
+	ADDQ        $8, AX
+	JMP         hloop8
 
-sreduce:
+hreduce:
 	VADDPS       Y1, Y0, Y0
 	VADDPS       Y3, Y2, Y2
 	VADDPS       Y2, Y0, Y0
@@ -116,15 +132,34 @@ sreduce:
 	VADDPS       X1, X0, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
+	VMOVSS       X0, (R9)
+	ADDQ         $4, R9
+	LEAQ         (DI)(DX*2), DI
+	DECQ         R8
+	JNZ          hrow
 
-sloop1:
-	CMPQ   AX, CX
-	JGE    sdone
-	VADDSS (SI)(AX*4), X0, X0
-	INCQ   AX
-	JMP    sloop1
-
-sdone:
+hdone:
 	VZEROUPPER
-	MOVSS X0, ret+16(FP)
+	RET
+
+// func toHalfF16C(src *float32, dst *uint16, n int)
+//
+// Rounds n float32 (a positive multiple of 8) to halves, ties to even
+// (rounding control 0 in the immediate, whatever MXCSR says).
+TEXT ·toHalfF16C(SB), NOSPLIT, $0-24
+	MOVQ src+0(FP), SI
+	MOVQ dst+8(FP), DI
+	MOVQ n+16(FP), CX
+	XORQ AX, AX
+
+cloop:
+	CMPQ      AX, CX
+	JGE       cdone
+	VMOVUPS   (SI)(AX*4), Y0
+	VCVTPS2PH $0, Y0, (DI)(AX*2)
+	ADDQ      $8, AX
+	JMP       cloop
+
+cdone:
+	VZEROUPPER
 	RET

@@ -81,30 +81,120 @@ func TestKernelsAgree(t *testing.T) {
 	}
 }
 
-func TestSumKernelsAgree(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	kernels := kernels(t)
-	for n := range 300 {
-		v := randVec(r, n)
-		var exact, abs float64
-		for _, x := range v {
-			exact += float64(x)
-			abs += math.Abs(float64(x))
+func TestDotsEmpty(t *testing.T) {
+	for _, k := range []kernel{portableKernel(), bestKernel()} {
+		k.dots([]float32{1}, nil, 1, nil) // no rows: must not touch memory
+		k.dots16([]float32{1}, nil, 1, nil)
+	}
+}
+
+// Every half converts to the same float32 in the table and in the F16C
+// instruction, and float32 values round to the same half in Go and in
+// F16C: around every half boundary, at the midpoints (ties to even), in the
+// subnormal range and beyond the largest half.
+func TestHalfConversionsAgree(t *testing.T) {
+	ks := kernels(t)
+	tab := halfTable()
+	// Half -> float: a one-hot query reads component i of a row.
+	all := make([]uint16, 1<<16)
+	for h := range all {
+		all[h] = uint16(h)
+	}
+	for _, k := range ks {
+		const dims = 16
+		q := make([]float32, dims)
+		q[3] = 1
+		out := make([]float32, len(all)/dims)
+		k.dots16(q, all, dims, out)
+		for r, got := range out {
+			h := uint16(r*dims + 3)
+			want := tab[h]
+			exp := h >> 10 & 0x1f
+			if exp == 0x1f {
+				continue // NaN and infinity: the product with 0s is NaN either way
+			}
+			if math.Float32bits(got) != math.Float32bits(want) && !(got == 0 && want == 0) {
+				t.Fatalf("%s: half %04x reads %g, table %g", k.name, h, got, want)
+			}
 		}
-		tol := float64(n+1)*0x1p-24*abs + 1e-30
-		for _, k := range kernels {
-			if d := math.Abs(float64(k.sum(v)) - exact); d > tol {
-				t.Fatalf("%s: n %d: sum %g, exact %g", k.name, n, k.sum(v), exact)
+	}
+	for h := range 1 << 16 {
+		f := tab[h]
+		if h>>10&0x1f == 0x1f {
+			continue
+		}
+		if back := floatToHalf(f); back != uint16(h) {
+			t.Fatalf("half %04x -> %g -> %04x", h, f, back)
+		}
+	}
+	// Float -> half, Go against F16C, on values around every boundary.
+	var src []float32
+	for h := range 0x7c00 {
+		lo, hi := tab[h], tab[h+1]
+		mid := float32((float64(lo) + float64(hi)) / 2)
+		for _, x := range []float32{lo, hi, mid, math.Nextafter32(mid, 0), math.Nextafter32(mid, 2)} {
+			src = append(src, x, -x)
+		}
+	}
+	src = append(src, 65504, 65519.99, 65520, 1e10, float32(math.Inf(1)), 0x1p-25, 0x1p-26, math.SmallestNonzeroFloat32)
+	go16 := make([]uint16, len(src))
+	toHalfGo(go16, src)
+	for _, k := range ks {
+		got := make([]uint16, len(src))
+		k.toHalf(got, src)
+		for i := range src {
+			if got[i] != go16[i] {
+				t.Fatalf("%s: %g (bits %08x) -> %04x, Go %04x", k.name, src[i], math.Float32bits(src[i]), got[i], go16[i])
+			}
+		}
+	}
+	// Nearest, ties to even, checked against exact arithmetic for normal
+	// halves.
+	for i, x := range src {
+		h := go16[i]
+		if math.IsInf(float64(x), 0) || math.Abs(float64(x)) > 65504 {
+			continue
+		}
+		v := float64(tab[h])
+		d := math.Abs(v - float64(x))
+		for _, nb := range []uint16{h - 1, h + 1} {
+			if nb>>10&0x1f == 0x1f || nb&0x7fff == 0x7fff {
+				continue
+			}
+			if dn := math.Abs(float64(tab[nb]) - float64(x)); dn < d || (dn == d && nb&1 == 0 && h&1 == 1 && nb>>15 == h>>15) {
+				t.Fatalf("%g rounds to %04x (%g), %04x (%g) is nearer or the even tie", x, h, v, nb, tab[nb])
 			}
 		}
 	}
 }
 
-func TestDotsEmpty(t *testing.T) {
-	for _, k := range []kernel{portableKernel(), bestKernel()} {
-		k.dots([]float32{1}, nil, 1, nil) // no rows: must not touch memory
-		if s := k.sum(nil); s != 0 {
-			t.Fatalf("%s: sum of nothing = %g", k.name, s)
+func TestDots16Agree(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	ks := kernels(t)
+	for trial := range 200 {
+		dims := 1 + r.IntN(800)
+		if trial < 40 {
+			dims = trial + 1
+		}
+		rows := 1 + r.IntN(4)
+		q := randVec(r, dims)
+		m32 := randVec(r, dims*rows)
+		for i := 0; i < rows; i++ {
+			normalise(m32[i*dims : (i+1)*dims])
+		}
+		m16 := make([]uint16, len(m32))
+		toHalfGo(m16, m32)
+		normalise(q)
+		e := scanBound(q, true)
+		for _, k := range ks {
+			out := make([]float32, rows)
+			k.dots16(q, m16, dims, out)
+			for row := range rows {
+				exact := exactScore(q, m32[row*dims:(row+1)*dims])
+				if d := math.Abs(float64(out[row]) - exact); d > e {
+					t.Fatalf("%s: dims %d: half score %g, exact %g, |diff| %g > bound %g", k.name, dims, out[row], exact, d, e)
+				}
+			}
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,13 +32,21 @@ const MaxK = 10000
 // by chunk ID (source ID bytewise, then chunk number). Fewer than k hits are
 // returned only when fewer chunks are admitted.
 //
+// The ranking is exact and the same whatever the kernel, the number of
+// workers or WithHalfPrecision: the score of a chunk is the dot product of
+// the normalised float32 query and vector, evaluated in float64, and a scan
+// in a cheaper precision only rules out chunks whose score provably cannot
+// reach the top k (the bound is proved in half.go). Hit.Score is that score
+// rounded to float32.
+//
 // The policy is applied before ranking: a refused source's chunks are never
 // scored. Errors: ErrInvalidPolicy; ErrInvalidQuery (k out of range, zero or
 // non-finite query); ErrManifestMismatch (query of another dimension, or the
 // handle's manifest differs from the file's); ErrNotBuilt; ErrNoAdmissible
-// when the policy admits nothing; ErrClosed; the context's error. An error
-// never comes with partial hits.
-func (ix *Index) Search(ctx context.Context, query []float32, policy Policy, k int) ([]Hit, error) {
+// when the policy admits nothing; ErrClosed; the context's error; in
+// half-precision mode, an error reading the vector file. An error never
+// comes with partial hits.
+func (ix *Index) Search(ctx context.Context, query []float32, policy CorpusPolicy, k int) ([]Hit, error) {
 	res, err := ix.SearchBatch(ctx, [][]float32{query}, policy, k)
 	if err != nil {
 		return nil, err
@@ -48,7 +58,20 @@ func (ix *Index) Search(ctx context.Context, query []float32, policy Policy, k i
 // matrix: each block of rows is read from memory once and scored against
 // every query while it is in cache. res[i] are the hits of queries[i], with
 // the same results Search would return for it.
-func (ix *Index) SearchBatch(ctx context.Context, queries [][]float32, policy Policy, k int) ([][]Hit, error) {
+func (ix *Index) SearchBatch(ctx context.Context, queries [][]float32, policy CorpusPolicy, k int) ([][]Hit, error) {
+	if ix.tel.off() {
+		var st searchStats
+		return ix.searchBatch(ctx, queries, policy, k, &st)
+	}
+	return ix.searchTraced(ctx, queries, policy, k)
+}
+
+// searchStats is what a search reports to its span.
+type searchStats struct {
+	admitted, scanned, rescored, workers int
+}
+
+func (ix *Index) searchBatch(ctx context.Context, queries [][]float32, policy CorpusPolicy, k int, st *searchStats) (_ [][]Hit, err error) {
 	if err := policy.Validate(); err != nil {
 		return nil, err
 	}
@@ -66,32 +89,41 @@ func (ix *Index) SearchBatch(ctx context.Context, queries [][]float32, policy Po
 	if err := ix.usable(); err != nil {
 		return nil, err
 	}
+	if ix.mat.mapped != nil {
+		// The exact scores read the mapped rows too (see scan).
+		defer recoverFault(&err, "vector file")
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	}
 	dims := ix.stored.Dims
 	qs := make([]float32, len(queries)*dims)
+	bounds := make([]float64, len(queries))
 	for i, q := range queries {
 		if len(q) != dims {
-			return nil, &MismatchError{Field: "Dims", Want: strconv.Itoa(len(q)), Got: strconv.Itoa(dims)}
+			return nil, &MismatchError{Field: "Dims", Want: strconv.Itoa(dims), Got: strconv.Itoa(len(q)), Query: i}
 		}
 		row := qs[i*dims : (i+1)*dims]
 		copy(row, q)
 		if reason := normalise(row); reason != "" {
 			return nil, &QueryError{Query: i, Reason: reason}
 		}
+		bounds[i] = scanBound(row, ix.mat.half)
 	}
 
 	ranges, total := ix.admitted(policy)
 	if total == 0 {
 		return nil, fmt.Errorf("%w (scope %q, as of %s)", ErrNoAdmissible, policy.Scope, policy.AsOf.Format(time.RFC3339))
 	}
+	st.admitted = total
 	parts := splitRanges(ranges, total, ix.partitions(total, dims))
-	heaps := make([][]topK, len(parts))
+	st.workers = len(parts)
+	scans := make([][]scanState, len(parts))
 	errs := make([]error, len(parts))
 	if len(parts) == 1 {
-		heaps[0], errs[0] = ix.scan(ctx, qs, dims, parts[0], k)
+		scans[0], errs[0] = ix.scan(ctx, qs, bounds, dims, parts[0], k)
 	} else {
 		var wg sync.WaitGroup
 		for p := range parts {
-			wg.Go(func() { heaps[p], errs[p] = ix.scan(ctx, qs, dims, parts[p], k) })
+			wg.Go(func() { scans[p], errs[p] = ix.scan(ctx, qs, bounds, dims, parts[p], k) })
 		}
 		wg.Wait()
 	}
@@ -100,38 +132,83 @@ func (ix *Index) SearchBatch(ctx context.Context, queries [][]float32, policy Po
 			return nil, err
 		}
 	}
+	st.scanned = total
 	res := make([][]Hit, len(queries))
+	var rowBuf []float32
+	var byteBuf []byte
 	for qi := range queries {
+		q := qs[qi*dims : (qi+1)*dims]
+		// T: the k-th best approximate score over every part.
+		var best []float32
+		for p := range parts {
+			best = append(best, scans[p][qi].top.items...)
+		}
+		cut := float32(math.Inf(-1))
+		if len(best) >= k {
+			slices.Sort(best)
+			cut = cutoff(best[len(best)-k], bounds[qi])
+		}
 		var cands []cand
 		for p := range parts {
-			cands = append(cands, heaps[p][qi].items...)
+			for _, c := range scans[p][qi].near {
+				if c.approx >= cut {
+					cands = append(cands, c)
+				}
+			}
+		}
+		st.rescored += len(cands)
+		for i := range cands {
+			row, err := ix.row(int(cands[i].row), dims, &rowBuf, &byteBuf)
+			if err != nil {
+				return nil, err
+			}
+			cands[i].score = exactScore(q, row)
 		}
 		slices.SortFunc(cands, ix.compareCand)
 		cands = cands[:min(k, len(cands))]
 		hits := make([]Hit, len(cands))
 		for i, c := range cands {
 			e := ix.owner[c.row]
-			ch := e.chunks[int(c.row)-e.start]
-			hits[i] = Hit{ChunkID: ch.ID, SourceID: e.meta.ID, Title: e.meta.Title, Text: ch.Text,
-				Score: c.score, ValidFrom: e.meta.ValidFrom, ValidUntil: e.meta.ValidUntil}
+			n := int(c.row) - e.start
+			hits[i] = Hit{ChunkID: ChunkID(e.meta.ID, n), SourceID: e.meta.ID, Title: e.meta.Title, Text: e.texts[n],
+				Score: float32(c.score), ValidFrom: e.meta.ValidFrom, ValidUntil: e.meta.ValidUntil}
 		}
 		res[qi] = hits
 	}
 	return res, nil
 }
 
+// row returns the float32 row r: from the matrix, or in half-precision mode
+// from the vector file. The caller holds mu.
+func (ix *Index) row(r, dims int, buf *[]float32, bytes *[]byte) ([]float32, error) {
+	if !ix.mat.half {
+		return ix.mat.f32[r*dims : (r+1)*dims], nil
+	}
+	if cap(*buf) < dims {
+		*buf = make([]float32, dims)
+		*bytes = make([]byte, 4*dims)
+	}
+	b := (*bytes)[:4*dims]
+	if _, err := ix.vf.ReadAt(b, vectorHeaderBytes+int64(r)*int64(4*dims)); err != nil {
+		return nil, fmt.Errorf("retrieval: search: read vector row %d: %w", r, err)
+	}
+	v := (*buf)[:dims]
+	decodeVector(v, b)
+	return v, nil
+}
+
 type rowRange struct{ start, end int }
 
 // admitted returns the row ranges of sources the policy admits, in row
 // order with adjacent ranges merged, and their total row count.
-func (ix *Index) admitted(p Policy) ([]rowRange, int) {
+func (ix *Index) admitted(p CorpusPolicy) ([]rowRange, int) {
 	var rs []rowRange
 	total := 0
 	for _, e := range ix.order {
 		if p.check(e.meta) != Admitted {
 			continue
 		}
-		s, t := e.start, e.start+len(e.chunks)
+		s, t := e.start, e.start+len(e.texts)
 		total += t - s
 		if n := len(rs); n > 0 && rs[n-1].end == s {
 			rs[n-1].end = t
@@ -142,7 +219,7 @@ func (ix *Index) admitted(p Policy) ([]rowRange, int) {
 	return rs, total
 }
 
-// parallelMinFloats is the matrix size (in float32) from which a search is
+// parallelMinFloats is the matrix size (in values) from which a search is
 // split across goroutines: below it, starting them costs more than it saves.
 const parallelMinFloats = 1 << 18
 
@@ -184,13 +261,55 @@ func splitRanges(ranges []rowRange, total, n int) [][]rowRange {
 // batch before moving on, small enough to stay in a core's L2 cache.
 const scanBlockBytes = 128 << 10
 
-func (ix *Index) scan(ctx context.Context, qs []float32, dims int, ranges []rowRange, k int) ([]topK, error) {
-	nq := len(qs) / dims
-	heaps := make([]topK, nq)
-	for i := range heaps {
-		heaps[i] = topK{k: k, less: ix.worse, items: make([]cand, 0, k)}
+// scanState is one query's scan of one part: the k best approximate scores
+// (a min-heap) and every row that could still reach the top k.
+type scanState struct {
+	top   minHeap
+	near  []cand
+	cut   float32 // rows scoring below it are ruled out
+	bound float64
+	keep  int // prune near when it grows past this
+}
+
+func (st *scanState) offer(row int32, sc float32) {
+	if sc < st.cut {
+		return
 	}
-	block := max(1, scanBlockBytes/(4*dims))
+	st.near = append(st.near, cand{row: row, approx: sc})
+	if len(st.top.items) < st.top.k {
+		st.top.push(sc)
+		if len(st.top.items) == st.top.k {
+			st.cut = cutoff(st.top.items[0], st.bound)
+		}
+	} else if sc > st.top.items[0] {
+		st.top.replaceRoot(sc)
+		st.cut = cutoff(st.top.items[0], st.bound)
+	}
+	if len(st.near) > st.keep {
+		st.near = slices.DeleteFunc(st.near, func(c cand) bool { return c.approx < st.cut })
+		st.keep = max(st.keep, 2*len(st.near))
+	}
+}
+
+func (ix *Index) scan(ctx context.Context, qs []float32, bounds []float64, dims int, ranges []rowRange, k int) (_ []scanState, err error) {
+	if ix.mat.mapped != nil {
+		// The matrix is the vector file mapped: a file cut or failing
+		// under the mapping is an error of this search, not a crash.
+		defer recoverFault(&err, "vector file")
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	}
+	nq := len(qs) / dims
+	sts := make([]scanState, nq)
+	for i := range sts {
+		sts[i] = scanState{top: minHeap{k: k, items: make([]float32, 0, k)}, cut: float32(math.Inf(-1)),
+			bound: bounds[i], keep: 4*k + 1024}
+	}
+	mat := ix.mat
+	esize := 4
+	if mat.half {
+		esize = 2
+	}
+	block := max(1, scanBlockBytes/(esize*dims))
 	scores := make([]float32, block)
 	for _, r := range ranges {
 		for s := r.start; s < r.end; s += block {
@@ -198,29 +317,35 @@ func (ix *Index) scan(ctx context.Context, qs []float32, dims int, ranges []rowR
 				return nil, err
 			}
 			e := min(s+block, r.end)
-			m := ix.mat[s*dims : e*dims]
 			out := scores[:e-s]
 			for qi := range nq {
-				ix.kern.dots(qs[qi*dims:(qi+1)*dims], m, dims, out)
-				h := &heaps[qi]
+				q := qs[qi*dims : (qi+1)*dims]
+				if mat.half {
+					ix.kern.dots16(q, mat.f16[s*dims:e*dims], dims, out)
+				} else {
+					ix.kern.dots(q, mat.f32[s*dims:e*dims], dims, out)
+				}
+				st := &sts[qi]
 				for i, sc := range out {
-					if len(h.items) == h.k && sc < h.items[0].score {
-						continue // cheaper than offer for the vast majority of rows
+					if sc < st.cut {
+						continue // the vast majority of rows
 					}
-					h.offer(cand{row: int32(s + i), score: sc})
+					st.offer(int32(s+i), sc)
 				}
 			}
 		}
 	}
-	return heaps, nil
+	return sts, nil
 }
 
 type cand struct {
-	row   int32
-	score float32
+	row    int32
+	approx float32 // the scan's score
+	score  float64 // the exact score
 }
 
-// compareCand orders candidates best first: higher score, then chunk ID.
+// compareCand orders candidates best first: higher exact score, then chunk
+// ID.
 func (ix *Index) compareCand(a, b cand) int {
 	if a.score != b.score {
 		return cmp.Compare(b.score, a.score)
@@ -232,33 +357,18 @@ func (ix *Index) compareCand(a, b cand) int {
 	return cmp.Compare(int(a.row)-ea.start, int(b.row)-eb.start)
 }
 
-func (ix *Index) worse(a, b cand) bool { return ix.compareCand(a, b) > 0 }
-
-// topK keeps the k best candidates in a heap whose root is the worst.
-type topK struct {
+// minHeap keeps the k largest scores; its root is the smallest of them.
+type minHeap struct {
 	k     int
-	less  func(a, b cand) bool // less(a, b): a is worse than b
-	items []cand
+	items []float32
 }
 
-func (h *topK) offer(c cand) {
-	if len(h.items) < h.k {
-		h.items = append(h.items, c)
-		h.up(len(h.items) - 1)
-		return
-	}
-	root := h.items[0]
-	if c.score < root.score || (c.score == root.score && !h.less(root, c)) {
-		return
-	}
-	h.items[0] = c
-	h.down(0)
-}
-
-func (h *topK) up(i int) {
+func (h *minHeap) push(x float32) {
+	h.items = append(h.items, x)
+	i := len(h.items) - 1
 	for i > 0 {
 		p := (i - 1) / 2
-		if !h.less(h.items[i], h.items[p]) {
+		if !(h.items[i] < h.items[p]) {
 			return
 		}
 		h.items[i], h.items[p] = h.items[p], h.items[i]
@@ -266,18 +376,20 @@ func (h *topK) up(i int) {
 	}
 }
 
-func (h *topK) down(i int) {
+func (h *minHeap) replaceRoot(x float32) {
+	h.items[0] = x
 	n := len(h.items)
+	i := 0
 	for {
 		l := 2*i + 1
 		if l >= n {
 			return
 		}
 		m := l
-		if r := l + 1; r < n && h.less(h.items[r], h.items[l]) {
+		if r := l + 1; r < n && h.items[r] < h.items[l] {
 			m = r
 		}
-		if !h.less(h.items[m], h.items[i]) {
+		if !(h.items[m] < h.items[i]) {
 			return
 		}
 		h.items[i], h.items[m] = h.items[m], h.items[i]

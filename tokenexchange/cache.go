@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/candorkit/candor/internal/secret"
 )
 
 // maxIdleEntries is the cache size above which stale entries are dropped on
@@ -22,9 +24,10 @@ const maxIdleEntries = 1024
 // (no expires_in, no exp claim) is not cached. Failures are not cached.
 //
 // Entries are keyed by the SHA-256 of the subject token. A Cache is safe for
-// concurrent use; its zero value is not usable, call NewCache.
+// concurrent use; its zero value is not usable, call NewCache. Printing or
+// logging it shows the client ID only.
 type Cache struct {
-	cfg *Config
+	cl *client
 
 	mu      sync.Mutex
 	entries map[[sha256.Size]byte]*cacheEntry
@@ -46,22 +49,23 @@ type flight struct {
 	cancel  context.CancelFunc
 }
 
-// NewCache returns a cache for cfg. cfg is copied. A nil or invalid cfg
-// makes every Token call fail with ErrConfig.
-func NewCache(cfg *Config) *Cache {
-	return &Cache{cfg: cfg.clone(), entries: map[[sha256.Size]byte]*cacheEntry{}}
+// NewCache validates cfg (see Config.Validate) and returns a cache for it.
+// cfg is read once: later changes to it have no effect.
+func NewCache(cfg *Config) (*Cache, error) {
+	cl, err := cfg.prepare()
+	if err != nil {
+		return nil, err
+	}
+	return &Cache{cl: cl, entries: map[[sha256.Size]byte]*cacheEntry{}}, nil
 }
 
 func (c *Cache) fresh(t *Token) bool {
-	return t != nil && t.Token != nil && !t.Expiry.IsZero() && time.Now().Add(c.cfg.margin()).Before(t.Expiry)
+	return t != nil && t.Token != nil && !t.Expiry.IsZero() && time.Now().Add(c.cl.margin).Before(t.Expiry)
 }
 
 // Token returns a cached token for subjectToken or exchanges it. The
 // returned Token is the caller's own copy.
 func (c *Cache) Token(ctx context.Context, subjectToken string) (*Token, error) {
-	if err := c.cfg.validate(); err != nil {
-		return nil, err
-	}
 	if subjectToken == "" {
 		return nil, ErrNoSubjectToken
 	}
@@ -87,8 +91,8 @@ func (c *Cache) Token(ctx context.Context, subjectToken string) (*Token, error) 
 		f = &flight{done: make(chan struct{}), cancel: cancel}
 		e.flight = f
 		go c.run(fctx, key, e, f, subjectToken)
-	} else {
-		c.cfg.logger().LogAttrs(ctx, slog.LevelDebug, "joining in-flight token exchange", slog.String("client_id", c.clientID()))
+	} else if c.cl.log != nil {
+		c.cl.log.LogAttrs(ctx, slog.LevelDebug, "joining in-flight token exchange", slog.String("client_id", c.cl.clientID))
 	}
 	f.waiters++
 	c.mu.Unlock()
@@ -114,7 +118,7 @@ func (c *Cache) Token(ctx context.Context, subjectToken string) (*Token, error) 
 }
 
 func (c *Cache) run(ctx context.Context, key [sha256.Size]byte, e *cacheEntry, f *flight, subjectToken string) {
-	tok, err := c.cfg.Exchange(ctx, subjectToken)
+	tok, err := c.cl.exchange(ctx, subjectToken)
 	f.cancel()
 	c.mu.Lock()
 	f.tok, f.err = tok, err
@@ -150,54 +154,89 @@ func (c *Cache) Len() int {
 }
 
 // TokenSource returns an oauth2.TokenSource for subjectToken backed by the
-// cache; every Token call uses ctx.
+// cache; every exchange uses ctx. Like oauth2.ReuseTokenSource, the source
+// returns the same *oauth2.Token to every Token call until ExpiryMargin
+// before its expiry: a hit takes a lock and reads the clock, nothing else.
 func (c *Cache) TokenSource(ctx context.Context, subjectToken string) oauth2.TokenSource {
-	return &subjectSource{cache: c, ctx: ctx, subject: subjectToken}
+	return &subjectSource{cache: c, ctx: ctx, subject: secret.New(subjectToken)}
 }
 
 // TokenSource returns an oauth2.TokenSource that exchanges subjectToken with
 // this Config, caches the result until ExpiryMargin before expiry, and lets
-// concurrent Token calls share one in-flight exchange. To share tokens
-// across sources (one per incoming request, say), use one Cache.
+// concurrent Token calls share one in-flight exchange. The Config is
+// validated once, here; an invalid one makes every Token call return the
+// ErrConfig error. To share tokens across sources (one per incoming
+// request, say), use one Cache.
 func (c *Config) TokenSource(ctx context.Context, subjectToken string) oauth2.TokenSource {
-	return NewCache(c).TokenSource(ctx, subjectToken)
+	cache, err := NewCache(c)
+	if err != nil {
+		return &subjectSource{err: err}
+	}
+	return cache.TokenSource(ctx, subjectToken)
 }
 
 type subjectSource struct {
 	cache   *Cache
+	err     error // the Config could not be used
 	ctx     context.Context
-	subject string
+	subject secret.Secret
+
+	mu      sync.Mutex
+	tok     *oauth2.Token
+	renewAt time.Time // ExpiryMargin before tok's expiry
 }
 
 func (s *subjectSource) Token() (*oauth2.Token, error) {
-	t, err := s.cache.Token(s.ctx, s.subject)
+	if s.err != nil {
+		return nil, s.err
+	}
+	s.mu.Lock()
+	if s.tok != nil && time.Now().Before(s.renewAt) {
+		t := s.tok
+		s.mu.Unlock()
+		return t, nil
+	}
+	s.mu.Unlock()
+	t, err := s.cache.Token(s.ctx, s.subject.Reveal())
 	if err != nil {
 		return nil, err
+	}
+	if !t.Expiry.IsZero() {
+		s.mu.Lock()
+		s.tok, s.renewAt = t.Token, t.Expiry.Add(-s.cache.cl.margin)
+		s.mu.Unlock()
 	}
 	return t.Token, nil
 }
 
-func (s *subjectSource) String() string {
-	return fmt.Sprintf("tokenexchange.TokenSource{client_id=%q subject_token=%s}", s.cache.clientID(), redacted)
+// Format prints the client ID only: the source holds the subject token and
+// a context whose values it must not print.
+func (s *subjectSource) Format(f fmt.State, _ rune) {
+	_, _ = fmt.Fprintf(f, "tokenexchange.TokenSource{client_id=%q}", s.clientID())
 }
-func (s *subjectSource) GoString() string           { return s.String() }
-func (s *subjectSource) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String())) }
+
+// LogValue logs the client ID only.
 func (s *subjectSource) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("client_id", s.cache.clientID()))
+	return slog.GroupValue(slog.String("client_id", s.clientID()))
+}
+
+func (s *subjectSource) clientID() string { return s.cache.clientID() }
+
+// Format prints the client ID only, for every verb. (fmt prints unexported
+// fields without calling their methods, so the client secret the Cache
+// holds needs its owner to print it.)
+func (c *Cache) Format(f fmt.State, _ rune) {
+	_, _ = fmt.Fprintf(f, "tokenexchange.Cache{client_id=%q}", c.clientID())
+}
+
+// LogValue logs the client ID only.
+func (c *Cache) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("client_id", c.clientID()))
 }
 
 func (c *Cache) clientID() string {
-	if c.cfg == nil {
+	if c == nil || c.cl == nil {
 		return ""
 	}
-	return c.cfg.ClientID
-}
-
-func (c *Cache) String() string {
-	return fmt.Sprintf("tokenexchange.Cache{client_id=%q}", c.clientID())
-}
-func (c *Cache) GoString() string           { return c.String() }
-func (c *Cache) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(c.String())) }
-func (c *Cache) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("client_id", c.clientID()))
+	return c.cl.clientID
 }

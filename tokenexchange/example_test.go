@@ -4,45 +4,84 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"time"
 
-	"github.com/candorkit/candor/internal/oidctest"
 	"github.com/candorkit/candor/tokenexchange"
+	"github.com/candorkit/candor/tokenexchange/oidctest"
 )
 
-// demoProvider starts an in-process OpenID provider with a Keycloak-like
-// realm: alice logs in at "webapp", whose tokens name "agent" in aud; the
-// agent may exchange them and its audience mapper produces "mcp-server".
-func demoProvider() (*oidctest.Provider, error) {
-	op, err := oidctest.Start(oidctest.Options{})
-	if err != nil {
-		return nil, err
+// A configuration that cannot be used is refused before any request: here
+// a plain-http token endpoint that is not on loopback, which would send the
+// person's token in clear.
+func ExampleClassify() {
+	cfg := &tokenexchange.Config{
+		TokenURL:     "http://idp.example.com/realms/shop/protocol/openid-connect/token",
+		ClientID:     "agent",
+		ClientSecret: "agent-secret",
+		Audience:     []string{"mcp-server"},
 	}
-	err = errors.Join(
-		op.AddUser(oidctest.User{ID: "alice", Username: "alice"}),
-		op.AddClient(oidctest.Client{ID: "webapp", Secret: "webapp-secret", Audiences: []string{"agent"}}),
-		op.AddClient(oidctest.Client{ID: "agent", Secret: "agent-secret", TokenExchange: true, Audiences: []string{"mcp-server"}}),
-		op.AddClient(oidctest.Client{ID: "mcp-server", Secret: "mcp-secret"}),
-	)
-	if err != nil {
-		op.Close()
-		return nil, err
-	}
-	return op, nil
+	_, err := cfg.Exchange(context.Background(), "the-person's-access-token")
+	fmt.Println(tokenexchange.Classify(err), errors.Is(err, tokenexchange.ErrConfig))
+	fmt.Println(err)
+
+	// A context that ends before the answer is a "canceled" or "timeout"
+	// failure; a nil error is KindNone.
+	fmt.Printf("%q %q\n", tokenexchange.Classify(context.Canceled), tokenexchange.Classify(nil))
+	// Output:
+	// config true
+	// tokenexchange: invalid config: TokenURL must be https (plain http only on loopback)
+	// "canceled" ""
 }
 
-// The interactive flow: the agent exchanges the user's access token for one
-// scoped to the tool server. sub stays the user, azp names the agent.
+// A TokenSource for one incoming request: the agent's exchanged token, kept
+// until ExpiryMargin before it expires, for use with oauth2.NewClient or an
+// MCP client. The Config is validated here, once; printing the source shows
+// neither the subject token nor the client secret.
+func ExampleConfig_TokenSource() {
+	cfg := &tokenexchange.Config{
+		TokenURL:     "https://idp.example.com/realms/shop/protocol/openid-connect/token",
+		ClientID:     "agent",
+		ClientSecret: "agent-secret",
+		Audience:     []string{"mcp-server"},
+		ExpiryMargin: time.Minute,
+	}
+	ts := cfg.TokenSource(context.Background(), "the-person's-access-token")
+	fmt.Println(ts)
+	fmt.Println(cfg)
+
+	cfg.ClientSecret = ""
+	_, err := cfg.TokenSource(context.Background(), "the-person's-access-token").Token()
+	fmt.Println(err)
+	// Output:
+	// tokenexchange.TokenSource{client_id="agent"}
+	// tokenexchange.Config{TokenURL="https://idp.example.com/realms/shop/protocol/openid-connect/token" RevocationURL="" ClientID="agent" ClientSecret=[REDACTED] Audience=["mcp-server"] Scopes=[] RequestedTokenType="" AuthStyle=0}
+	// tokenexchange: invalid config: ClientID and ClientSecret are required
+}
+
+// The interactive flow, against an in-process OpenID provider as strict as
+// Keycloak's token exchange: the agent exchanges the person's access token
+// for one scoped to the tool server. sub stays the person, azp names the
+// agent; an audience the provider does not grant is refused.
 func Example_exchange() {
 	ctx := context.Background()
-	op, err := demoProvider()
+	op, err := oidctest.Start(oidctest.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer op.Close()
-	userToken, err := op.UserAccessToken(ctx, "alice", "webapp")
+	err = errors.Join(
+		op.AddUser(oidctest.User{ID: "alice", Username: "alice"}),
+		// Tokens alice gets at the web front end name the agent in aud.
+		op.AddClient(oidctest.Client{ID: "webapp", Secret: "webapp-secret", Audiences: []string{"agent"}}),
+		op.AddClient(oidctest.Client{ID: "agent", Secret: "agent-secret", TokenExchange: true, Audiences: []string{"mcp-server"}}),
+		op.AddClient(oidctest.Client{ID: "mcp-server", Secret: "mcp-secret"}),
+	)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	login, err := op.Login(ctx, "alice", "webapp")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -54,7 +93,7 @@ func Example_exchange() {
 		ClientSecret: "agent-secret",
 		Audience:     []string{"mcp-server"},
 	}
-	tok, err := cfg.Exchange(ctx, userToken)
+	tok, err := cfg.Exchange(ctx, login.AccessToken)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -63,84 +102,16 @@ func Example_exchange() {
 
 	// The provider never adds an audience: asking for another one fails.
 	cfg.Audience = []string{"billing"}
-	_, err = cfg.Exchange(ctx, userToken)
-	var e *tokenexchange.Error
-	if errors.As(err, &e) {
-		fmt.Println(e.StatusCode, e.Code()+":", e.Description())
+	_, err = cfg.Exchange(ctx, login.AccessToken)
+	fmt.Println(tokenexchange.Classify(err))
+	var se *tokenexchange.StatusError
+	if errors.As(err, &se) {
+		fmt.Println(se.StatusCode, se.ErrorCode+":", se.ErrorDescription)
 	}
+	fmt.Println("token requests:", op.TokenRequests())
 	// Output:
 	// sub: alice azp: agent aud: [mcp-server]
+	// invalid_request
 	// 400 invalid_request: Requested audience not available: billing
-}
-
-// The unattended flow: the user granted the agent a mandate (their offline
-// refresh token, sealed at rest); at 06:00 the agent redeems it, or stops.
-func Example_mandate() {
-	ctx := context.Background()
-	op, err := demoProvider()
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer op.Close()
-	dir, err := os.MkdirTemp("", "mandates")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer os.RemoveAll(dir)
-
-	// The key comes from the environment in a real deployment.
-	key, err := tokenexchange.ParseKey("ASNFZ4mrze8BI0VniavN7wEjRWeJq83vASNFZ4mrze8=")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	store, err := tokenexchange.OpenMandateStore(ctx, filepath.Join(dir, "mandates.db"), tokenexchange.MandateOptions{
-		Key: key,
-		Agents: map[string]*tokenexchange.Config{"agent": {
-			TokenURL: op.TokenURL(), RevocationURL: op.RevocationURL(),
-			ClientID: "agent", ClientSecret: "agent-secret", Audience: []string{"mcp-server"},
-		}},
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer store.Close()
-
-	// No mandate: no identity, no action, and no request to the provider.
-	_, err = store.Token(ctx, "alice", "agent")
-	fmt.Println("before grant, no mandate:", errors.Is(err, tokenexchange.ErrNoMandate), "requests:", op.TokenRequests())
-
-	offline, err := op.OfflineToken(ctx, "alice", "agent")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	if err := store.Grant(ctx, "alice", "agent", offline); err != nil {
-		fmt.Println(err)
-		return
-	}
-	tok, err := store.Token(ctx, "alice", "agent")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println("sub:", tok.Subject, "azp:", tok.AuthorizedParty, "aud:", tok.Audience)
-
-	// Revoke erases the mandate, then revokes the refresh token at the
-	// provider (RFC 7009) since the agent's Config names a RevocationURL.
-	if err := store.Revoke(ctx, "alice", "agent"); err != nil {
-		fmt.Println(err)
-		return
-	}
-	_, err = store.Token(ctx, "alice", "agent")
-	fmt.Println("after revoke:", errors.Is(err, tokenexchange.ErrMandateRevoked), errors.Is(err, tokenexchange.ErrNoMandate))
-	fmt.Println("refresh tokens still valid at the provider:", op.ActiveRefreshTokens("alice", "agent"))
-	// Output:
-	// before grant, no mandate: true requests: 0
-	// sub: alice azp: agent aud: [mcp-server]
-	// after revoke: true true
-	// refresh tokens still valid at the provider: 0
+	// token requests: 2
 }

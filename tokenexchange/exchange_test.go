@@ -12,10 +12,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
-	"github.com/candorkit/candor/internal/oidctest"
 	"github.com/candorkit/candor/tokenexchange"
+	"github.com/candorkit/candor/tokenexchange/oidctest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/oauth2"
 )
 
@@ -85,27 +88,31 @@ func TestExchangeAuthStyleInParams(t *testing.T) {
 	}
 }
 
-// oauthErr asserts err is an *Error with the given status and code, and that
-// the *oauth2.RetrieveError is reachable with error and error_description.
+// oauthErr asserts err is a *StatusError with the given status and code,
+// and that the *oauth2.RetrieveError is reachable with error and
+// error_description.
 func oauthErr(t *testing.T, err error, status int, code, desc string) {
 	t.Helper()
-	var e *tokenexchange.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("err = %v (%T), want *tokenexchange.Error", err, err)
-	}
+	var e *tokenexchange.StatusError
+	require.ErrorAs(t, err, &e)
 	var re *oauth2.RetrieveError
-	if !errors.As(err, &re) {
-		t.Fatalf("err does not wrap *oauth2.RetrieveError")
+	require.ErrorAs(t, err, &re, "err does not wrap *oauth2.RetrieveError")
+	assert.Equal(t, status, e.StatusCode)
+	assert.Equal(t, code, e.ErrorCode)
+	assert.Equal(t, code, re.ErrorCode)
+	assert.Equal(t, re.ErrorURI, e.ErrorURI)
+	assert.Equal(t, tokenexchange.Kind(code), tokenexchange.Classify(err))
+	if desc != "" {
+		assert.Equal(t, desc, e.ErrorDescription)
+		assert.Equal(t, desc, re.ErrorDescription)
 	}
-	if e.StatusCode != status || re.ErrorCode != code || (desc != "" && re.ErrorDescription != desc) {
-		t.Errorf("status=%d error=%q description=%q, want %d %q %q", e.StatusCode, re.ErrorCode, re.ErrorDescription, status, code, desc)
+	if assert.NotNil(t, re.Response, "RetrieveError.Response") {
+		assert.Equal(t, status, re.Response.StatusCode)
+		assert.Nil(t, re.Response.Request, "RetrieveError.Response must carry no request")
 	}
-	if re.Response == nil || re.Response.StatusCode != status || re.Response.Request != nil {
-		t.Errorf("RetrieveError.Response must carry the status and no request: %+v", re.Response)
-	}
-	if len(re.Body) == 0 {
-		t.Errorf("RetrieveError.Body is empty; the evidence is lost")
-	}
+	assert.NotEmpty(t, e.Body, "the evidence is lost")
+	assert.Equal(t, e.Body, re.Body)
+	assert.NotEmpty(t, e.Header.Get("Content-Type"), "the response header is lost")
 }
 
 func TestExchangeErrors(t *testing.T) {
@@ -239,19 +246,19 @@ func TestExchangeDoesNotFollowRedirects(t *testing.T) {
 	defer srv.Close()
 	cfg := &tokenexchange.Config{TokenURL: srv.URL, ClientID: "agent", ClientSecret: "agent-secret-123", HTTPClient: srv.Client()}
 	_, err := cfg.Exchange(context.Background(), "subject-token-value")
-	var e *tokenexchange.Error
-	if !errors.As(err, &e) || e.StatusCode != http.StatusTemporaryRedirect {
-		t.Fatalf("err = %v, want *Error with status 307", err)
-	}
-	if other != 0 {
-		t.Errorf("the subject token was re-POSTed to the redirect target")
-	}
+	var e *tokenexchange.StatusError
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, http.StatusTemporaryRedirect, e.StatusCode)
+	assert.Equal(t, target.URL, e.Header.Get("Location"))
+	assert.Equal(t, tokenexchange.KindHTTPStatus, tokenexchange.Classify(err))
+	assert.Zero(t, other, "the subject token was re-POSTed to the redirect target")
 }
 
 func TestCacheReusesUntilExpiry(t *testing.T) {
 	f := newFixture(t, oidctest.Options{}, 5*time.Minute)
 	subject := f.userToken()
-	cache := tokenexchange.NewCache(f.config())
+	cache, err := tokenexchange.NewCache(f.config())
+	require.NoError(t, err)
 	a, err := cache.Token(context.Background(), subject)
 	must(t, f.record(err))
 	b, err := cache.Token(context.Background(), subject)
@@ -281,97 +288,93 @@ func TestCacheReusesUntilExpiry(t *testing.T) {
 	}
 }
 
+// Concurrent callers for one subject share one exchange. The callers run
+// in a synctest bubble: synctest.Wait returns once every one of them is
+// blocked on the flight, with no polling.
 func TestCacheSingleFlight(t *testing.T) {
 	f := newFixture(t, oidctest.Options{}, 5*time.Minute)
 	subject := f.userToken()
-	cfg := f.config()
-	gate := make(chan struct{})
-	cfg.HTTPClient = &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
-		<-gate
-		return http.DefaultTransport.RoundTrip(r)
-	})}
-	cfg.ExpiryMargin = 10 * time.Minute // nothing is cached: only the single flight can merge calls
-	cache := tokenexchange.NewCache(cfg)
+	synctest.Test(t, func(t *testing.T) {
+		transport := &http.Transport{} // its connections belong to this bubble
+		defer transport.CloseIdleConnections()
+		cfg := f.config()
+		gate := make(chan struct{})
+		cfg.HTTPClient = &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+			<-gate
+			return transport.RoundTrip(r)
+		})}
+		cfg.ExpiryMargin = 10 * time.Minute // nothing is cached: only the single flight can merge calls
+		cache, err := tokenexchange.NewCache(cfg)
+		require.NoError(t, err)
 
-	const callers = 8
-	type result struct {
-		tok *tokenexchange.Token
-		err error
-	}
-	results := make(chan result, callers)
-	for range callers {
-		go func() {
-			tok, err := cache.Token(context.Background(), subject)
-			results <- result{tok, err}
-		}()
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for cache.Waiters(subject) != callers {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d callers joined the flight", cache.Waiters(subject), callers)
+		const callers = 8
+		type result struct {
+			tok *tokenexchange.Token
+			err error
 		}
-		runtimeGosched()
-	}
-	close(gate)
-	var first string
-	for range callers {
-		r := <-results
-		if err := f.record(r.err); err != nil {
-			t.Fatal(err)
+		results := make(chan result, callers)
+		for range callers {
+			go func() {
+				tok, err := cache.Token(context.Background(), subject)
+				results <- result{tok, err}
+			}()
 		}
-		f.trackToken(r.tok)
-		if first == "" {
-			first = r.tok.AccessToken
-		} else if r.tok.AccessToken != first {
-			t.Errorf("callers got different tokens")
+		synctest.Wait()
+		require.Equal(t, callers, cache.Waiters(subject), "callers waiting on the one flight")
+		close(gate)
+		var first string
+		for range callers {
+			r := <-results
+			require.NoError(t, f.record(r.err))
+			f.trackToken(r.tok)
+			if first == "" {
+				first = r.tok.AccessToken
+			}
+			assert.Equal(t, first, r.tok.AccessToken, "callers got different tokens")
 		}
-	}
-	if n := f.tokenRequests(); n != 1 {
-		t.Errorf("%d exchanges for %d concurrent callers, want 1", n, callers)
-	}
-	if cache.Len() != 0 {
-		t.Errorf("a token inside the margin stayed cached")
-	}
+		assert.EqualValues(t, 1, f.tokenRequests(), "exchanges for %d concurrent callers", callers)
+		assert.Zero(t, cache.Len(), "a token inside the margin stayed cached")
+	})
 }
 
+// A waiter that gives up leaves the flight; a later caller starts afresh
+// and is not handed the abandoned flight's cancellation.
 func TestCacheWaiterCancellation(t *testing.T) {
 	f := newFixture(t, oidctest.Options{}, 5*time.Minute)
 	subject := f.userToken()
-	cfg := f.config()
-	gate := make(chan struct{})
-	cfg.HTTPClient = &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
-		select {
-		case <-gate:
-			return http.DefaultTransport.RoundTrip(r)
-		case <-r.Context().Done():
-			return nil, r.Context().Err()
-		}
-	})}
-	cache := tokenexchange.NewCache(cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := cache.Token(ctx, subject)
-		done <- err
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for cache.Waiters(subject) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("caller never joined")
-		}
-		runtimeGosched()
-	}
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled caller got %v", err)
-	}
-	// A new caller is not handed the abandoned flight's cancellation.
-	close(gate)
-	tok, err := cache.Token(context.Background(), subject)
-	if err := f.record(err); err != nil {
-		t.Fatalf("caller after a cancelled flight: %v", err)
-	}
-	f.trackToken(tok)
+	synctest.Test(t, func(t *testing.T) {
+		transport := &http.Transport{}
+		defer transport.CloseIdleConnections()
+		cfg := f.config()
+		gate := make(chan struct{})
+		cfg.HTTPClient = &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+			select {
+			case <-gate:
+				return transport.RoundTrip(r)
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			}
+		})}
+		cache, err := tokenexchange.NewCache(cfg)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := cache.Token(ctx, subject)
+			done <- err
+		}()
+		synctest.Wait()
+		require.Equal(t, 1, cache.Waiters(subject), "the caller joined the flight")
+		cancel()
+		require.ErrorIs(t, <-done, context.Canceled)
+		synctest.Wait() // the abandoned flight has ended
+		assert.Zero(t, cache.Len())
+
+		close(gate)
+		tok, err := cache.Token(context.Background(), subject)
+		require.NoError(t, f.record(err), "caller after a cancelled flight")
+		f.trackToken(tok)
+	})
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)
@@ -385,7 +388,8 @@ func TestRedaction(t *testing.T) {
 	must(t, f.record(err))
 	f.trackToken(tok)
 	ts := cfg.TokenSource(context.Background(), f.userToken())
-	cache := tokenexchange.NewCache(cfg)
+	cache, err := tokenexchange.NewCache(cfg)
+	require.NoError(t, err)
 	for _, v := range []any{tok, *tok, cfg, *cfg, ts, cache} {
 		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x"} {
 			out := fmt.Sprintf(verb, v)
@@ -432,10 +436,15 @@ func TestNon2xxWithoutOAuthError(t *testing.T) {
 	defer srv.Close()
 	cfg := &tokenexchange.Config{TokenURL: srv.URL, ClientID: "agent", ClientSecret: "agent-secret-123"}
 	tok, err := cfg.Exchange(context.Background(), "subject-token-value")
-	var e *tokenexchange.Error
-	if tok != nil || !errors.As(err, &e) || e.StatusCode != 502 || e.Code() != "" || !strings.Contains(string(e.Retrieve.Body), "bad gateway") {
-		t.Fatalf("got %v, %v; want *Error 502 with the body kept", tok, err)
-	}
+	var e *tokenexchange.StatusError
+	require.ErrorAs(t, err, &e)
+	assert.Nil(t, tok)
+	assert.Equal(t, 502, e.StatusCode)
+	assert.Empty(t, e.ErrorCode)
+	assert.Contains(t, string(e.Body), "bad gateway")
+	assert.Equal(t, tokenexchange.KindUnavailable, tokenexchange.Classify(err))
+	// The Error text quotes an excerpt, without the body's trailing newline.
+	assert.Equal(t, "tokenexchange: exchange: HTTP 502 Bad Gateway: <html>bad gateway</html>", err.Error())
 }
 
 // A nil Config is refused with ErrConfig by every entry point, never a panic.
@@ -445,7 +454,10 @@ func TestNilConfigTokenSource(t *testing.T) {
 	if tok, err := ts.Token(); tok != nil || !errors.Is(err, tokenexchange.ErrConfig) {
 		t.Fatalf("nil Config: %v, %v; want ErrConfig", tok, err)
 	}
-	if s := fmt.Sprint(ts, tokenexchange.NewCache(nil)); strings.Contains(s, "PANIC") {
+	if s := fmt.Sprint(ts); strings.Contains(s, "PANIC") {
 		t.Fatalf("formatting panics: %s", s)
 	}
+	cache, err := tokenexchange.NewCache(nil)
+	assert.Nil(t, cache)
+	assert.ErrorIs(t, err, tokenexchange.ErrConfig)
 }

@@ -35,7 +35,7 @@ func FuzzParseTokenResponse(f *testing.F) {
 			return
 		}
 		var re *tokenexchange.ResponseError
-		var oe *tokenexchange.Error
+		var oe *tokenexchange.StatusError
 		if !errors.As(err, &re) && !errors.As(err, &oe) {
 			t.Fatalf("untyped error %T: %v", err, err)
 		}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/candorkit/candor/internal/oidctest"
 	"github.com/candorkit/candor/tokenexchange"
+	"github.com/candorkit/candor/tokenexchange/oidctest"
 )
 
 // syncBuffer collects everything the package logs during one test.
@@ -67,11 +67,7 @@ const (
 
 func newFixture(t testing.TB, opts oidctest.Options, agentLifetime time.Duration) *fixture {
 	t.Helper()
-	op, err := oidctest.Start(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(op.Close)
+	op := oidctest.New(t, opts)
 	f := &fixture{t: t, op: op, logs: &syncBuffer{}, agentSecret: secret("agent"), intruderSecret: secret("intruder")}
 	f.logger = slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	f.secrets = append(f.secrets, f.agentSecret, f.intruderSecret)
@@ -146,7 +142,7 @@ func (f *fixture) record(err error) error {
 		f.mu.Lock()
 		f.errs = append(f.errs, err.Error(), fmt.Sprintf("%v|%+v|%#v|%s|%q", err, err, err, err, err))
 		f.mu.Unlock()
-		f.logger.Error("test observed error", slog.Any("err", err))
+		f.logger.Error("test observed error", slog.Any("error", err))
 	}
 	return err
 }

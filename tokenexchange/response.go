@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/candorkit/candor/internal/secret"
 )
 
 // parsedResponse is a validated token endpoint answer.
@@ -55,6 +57,22 @@ func stringMember(m map[string]json.RawMessage, name string) (v string, present 
 	return v, true, nil
 }
 
+// rotatedToken returns the refresh_token member of a token answer, or ""
+// when the body is not a JSON object, carries an OAuth error, or has no
+// string refresh_token. Only the first JSON value is read: a rotated token
+// must be kept even when the rest of the answer is refused.
+func rotatedToken(body []byte) string {
+	var m map[string]json.RawMessage
+	if json.NewDecoder(bytes.NewReader(body)).Decode(&m) != nil {
+		return ""
+	}
+	if raw, ok := m["error"]; ok && string(raw) != "null" {
+		return ""
+	}
+	rt, _, _ := stringMember(m, "refresh_token")
+	return rt
+}
+
 // parseOAuthError reads error, error_description and error_uri from a JSON
 // body. ok is false when the body is not a JSON object with a string error.
 func parseOAuthError(body []byte) (code, desc, uri string, ok bool) {
@@ -75,7 +93,7 @@ func parseOAuthError(body []byte) (code, desc, uri string, ok bool) {
 func parseTokenResponse(op string, status int, body []byte, wantIssued string, secrets []string) (*parsedResponse, error) {
 	secrets = append(bodyTokens(body), secrets...)
 	bad := func(format string, args ...any) error {
-		return &ResponseError{Op: op, StatusCode: status, Reason: scrub(fmt.Sprintf(format, args...), secrets), Body: redactBody(body, secrets)}
+		return &ResponseError{Op: op, StatusCode: status, Reason: secret.Redact(fmt.Sprintf(format, args...), secrets...), Body: redactBody(body, secrets)}
 	}
 	if len(body) > MaxResponseBytes {
 		return nil, bad("answer larger than %d bytes", MaxResponseBytes)
@@ -85,7 +103,7 @@ func parseTokenResponse(op string, status int, body []byte, wantIssued string, s
 	if err := dec.Decode(&m); err != nil || m == nil {
 		reason := "not a JSON object"
 		if err != nil {
-			reason += ": " + scrub(err.Error(), secrets)
+			reason += ": " + secret.Redact(err.Error(), secrets...)
 		}
 		return nil, bad("%s", reason)
 	}
@@ -93,7 +111,7 @@ func parseTokenResponse(op string, status int, body []byte, wantIssued string, s
 		return nil, bad("trailing data after the JSON object")
 	}
 	if code, _, _ := stringMember(m, "error"); code != "" {
-		return nil, newError(op, status, body, secrets)
+		return nil, newStatusError(op, status, nil, body, secrets)
 	}
 	p := &parsedResponse{received: time.Now()}
 	var err error
@@ -287,4 +305,33 @@ func bodyTokens(body []byte) []string {
 		}
 	}
 	return out
+}
+
+// redactBody blanks the token values of a JSON object body and every known
+// secret (in every encoding) anywhere in it.
+func redactBody(body []byte, secrets []string) []byte {
+	if len(body) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) == nil && m != nil {
+		changed := false
+		for k, v := range m {
+			if !isTokenField(k) {
+				continue
+			}
+			var s string
+			if json.Unmarshal(v, &s) == nil && s != "" {
+				secrets = append(secrets, s)
+			}
+			m[k] = json.RawMessage(`"` + secret.Redacted + `"`)
+			changed = true
+		}
+		if changed {
+			if out, err := json.Marshal(m); err == nil {
+				return secret.RedactBytes(out, secrets...)
+			}
+		}
+	}
+	return secret.RedactBytes(body, secrets...)
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"golang.org/x/oauth2"
+
+	"github.com/candorkit/candor/internal/secret"
 )
 
 // Token is an issued token: the *oauth2.Token (use it with oauth2.Transport,
@@ -19,8 +21,9 @@ import (
 // falls back to the response's scope field when the token has no scope
 // claim.
 //
-// String, GoString, Format and LogValue never print the access or refresh
-// token.
+// String, Format and LogValue never print the access or refresh token. (The
+// token values live in the embedded *oauth2.Token, whose fields are plain
+// strings, so Token keeps its own printing methods.)
 type Token struct {
 	*oauth2.Token
 	// IssuedTokenType is the response's issued_token_type ("" for a token
@@ -52,18 +55,15 @@ func (t Token) String() string {
 	if t.Token != nil {
 		fmt.Fprintf(&b, " type=%q expiry=%s", t.TokenType, t.Expiry.UTC().Format("2006-01-02T15:04:05Z"))
 		if t.AccessToken != "" {
-			b.WriteString(" access_token=" + redacted)
+			b.WriteString(" access_token=" + secret.Redacted)
 		}
 		if t.RefreshToken != "" {
-			b.WriteString(" refresh_token=" + redacted)
+			b.WriteString(" refresh_token=" + secret.Redacted)
 		}
 	}
 	b.WriteString("}")
 	return b.String()
 }
-
-// GoString is String: %#v must not print the token either.
-func (t Token) GoString() string { return t.String() }
 
 // Format prints String() for every verb.
 func (t Token) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(t.String())) }
@@ -83,18 +83,13 @@ func (t Token) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
-// String describes the Config without its client secret.
+// String describes the Config without its client secret. (ClientSecret is
+// a plain string field, as in golang.org/x/oauth2, so Config keeps its own
+// printing methods.)
 func (c Config) String() string {
-	secret := ""
-	if c.ClientSecret != "" {
-		secret = redacted
-	}
-	return fmt.Sprintf("tokenexchange.Config{TokenURL=%q RevocationURL=%q ClientID=%q ClientSecret=%s Audience=%q Scopes=%q RequestedTokenType=%q AuthStyle=%d}",
-		c.TokenURL, c.RevocationURL, c.ClientID, secret, c.Audience, c.Scopes, c.RequestedTokenType, c.AuthStyle)
+	return fmt.Sprintf("tokenexchange.Config{TokenURL=%q RevocationURL=%q ClientID=%q ClientSecret=%v Audience=%q Scopes=%q RequestedTokenType=%q AuthStyle=%d}",
+		c.TokenURL, c.RevocationURL, c.ClientID, secret.New(c.ClientSecret), c.Audience, c.Scopes, c.RequestedTokenType, c.AuthStyle)
 }
-
-// GoString is String.
-func (c Config) GoString() string { return c.String() }
 
 // Format prints String() for every verb.
 func (c Config) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(c.String())) }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,39 +16,69 @@ import (
 	"testing"
 	"time"
 
-	"github.com/candorkit/candor/a2a"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/candorkit/candor/internal/testproc"
+	"github.com/candorkit/candor/tokenexchange/oidctest"
 )
 
-const token = "tok-adapter-7b1e-secret"
+// startOP starts a real OpenID provider and mints a user's access token for
+// the agent's audience.
+func startOP(t *testing.T) (*oidctest.Provider, string) {
+	t.Helper()
+	p, err := oidctest.Start(oidctest.Options{})
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	require.NoError(t, errors.Join(
+		p.AddUser(oidctest.User{ID: "marie", Username: "marie"}),
+		p.AddClient(oidctest.Client{ID: "webapp", Secret: "webapp-secret", Audiences: []string{"stock-agent"}}),
+	))
+	tok, err := p.UserAccessToken(t.Context(), "marie", "webapp")
+	require.NoError(t, err)
+	return p, tok
+}
+
+func noEnv(string) (string, bool) { return "", false }
 
 func TestHelpDocumentsEveryVariable(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := run(t.Context(), []string{"-h"}, func(string) (string, bool) { return "", false }, &out, &errOut); code != 0 {
-		t.Fatalf("-h exit %d: %s", code, errOut.String())
+	code := run(t.Context(), func() {}, []string{"-h"}, noEnv, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	assert.Empty(t, errOut.String())
+	for _, v := range envVars() {
+		assert.Contains(t, out.String(), v.Name)
+		assert.Contains(t, out.String(), v.Description)
 	}
-	for _, v := range a2a.EnvVars() {
-		if !strings.Contains(out.String(), v.Name) || !strings.Contains(out.String(), v.Description) {
-			t.Errorf("-h does not document %s", v.Name)
-		}
+	assert.Contains(t, out.String(), "Exit codes")
+}
+
+func TestUsageError(t *testing.T) {
+	for _, args := range [][]string{{"-nope"}, {"serve"}} {
+		var out, errOut bytes.Buffer
+		code := run(t.Context(), func() {}, args, noEnv, &out, &errOut)
+		assert.Equal(t, 2, code, args)
+		assert.Empty(t, out.String())
+		assert.Equal(t, 1, strings.Count(errOut.String(), "Usage:"), "the usage once")
+		assert.True(t, strings.HasPrefix(errOut.String(), "a2a-n8n-adapter: "), "one line first: %q", errOut.String())
 	}
 }
 
+// A configuration error is one readable line naming every bad variable, then
+// "see -h", exit 3 — not a JSON log record.
 func TestBadConfigurationNamesEveryVariable(t *testing.T) {
 	var out, errOut bytes.Buffer
-	env := map[string]string{"ADAPTER_WEBHOOK_URL": "not a url", "ADAPTER_TASK_TTL": "later"}
-	code := run(t.Context(), nil, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &out, &errOut)
-	if code != 2 {
-		t.Fatalf("exit %d, want 2", code)
+	env := map[string]string{"ADAPTER_WEBHOOK_URL": "not a url/secret-path", "ADAPTER_TASK_TTL": "later"}
+	code := run(t.Context(), func() {}, nil, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &out, &errOut)
+	assert.Equal(t, 3, code)
+	line := errOut.String()
+	for _, name := range []string{"ADAPTER_AGENT_NAME", "ADAPTER_PUBLIC_URL", "ADAPTER_WEBHOOK_URL", "ADAPTER_TASK_TTL", "ADAPTER_OIDC_ISSUER"} {
+		assert.Contains(t, line, name)
 	}
-	for _, name := range []string{"ADAPTER_AGENT_NAME", "ADAPTER_PUBLIC_URL", "ADAPTER_WEBHOOK_URL", "ADAPTER_TASK_TTL"} {
-		if !strings.Contains(errOut.String(), name) {
-			t.Errorf("the error does not name %s: %s", name, errOut.String())
-		}
-	}
-	if strings.Count(errOut.String(), "\n") != 1 {
-		t.Errorf("want one message, got %q", errOut.String())
-	}
+	assert.Equal(t, 1, strings.Count(line, "\n"), "one line: %q", line)
+	assert.True(t, strings.HasSuffix(line, "; see -h\n"), line)
+	assert.False(t, strings.HasPrefix(line, "{"), "not a JSON record")
+	assert.NotContains(t, line, "secret-path")
 }
 
 // TestServeAndGracefulShutdown runs the real binary: it answers, and SIGTERM
@@ -56,6 +87,7 @@ func TestBadConfigurationNamesEveryVariable(t *testing.T) {
 // has already been answered with the working task.
 func TestServeAndGracefulShutdown(t *testing.T) {
 	bin := testproc.Build(t, ".")
+	op, token := startOP(t)
 
 	type call struct {
 		header http.Header
@@ -91,7 +123,7 @@ func TestServeAndGracefulShutdown(t *testing.T) {
 		"ADAPTER_AGENT_NAME=Stock agent", "ADAPTER_AGENT_DESCRIPTION=Answers stock questions",
 		"ADAPTER_SKILL_ID=stock-level", "ADAPTER_SKILL_NAME=Stock level", "ADAPTER_SKILL_DESCRIPTION=Units in stock",
 		"ADAPTER_WEBHOOK_URL="+hook.URL+"/webhook/stock", "ADAPTER_PUBLIC_URL=http://127.0.0.1:1/a2a",
-		"ADAPTER_LISTEN_ADDR=127.0.0.1:0")
+		"ADAPTER_LISTEN_ADDR=127.0.0.1:0", "ADAPTER_OIDC_ISSUER="+op.Issuer(), "ADAPTER_OIDC_AUDIENCE=stock-agent")
 	pr, pw := io.Pipe()
 	var logs testproc.Buffer // the child's stderr, read while it runs
 	cmd.Stderr = io.MultiWriter(pw, &logs)
@@ -120,7 +152,11 @@ func TestServeAndGracefulShutdown(t *testing.T) {
 		t.Fatalf("the adapter exited: %v\n%s", err, logs.String())
 	}
 
+	var sendAs func(token, text string, immediate bool) (string, error)
 	send := func(text string, immediate bool) (string, error) {
+		return sendAs(token, text, immediate)
+	}
+	sendAs = func(token, text string, immediate bool) (string, error) {
 		config := ""
 		if immediate {
 			config = `,"configuration":{"returnImmediately":true}`
@@ -155,7 +191,15 @@ func TestServeAndGracefulShutdown(t *testing.T) {
 		}
 	}
 
-	out, err := send("fast", false)
+	// A forged token is refused before the webhook is called.
+	out, err := sendAs(token[:len(token)-4]+"AAAA", "forged", false)
+	require.NoError(t, err)
+	assert.Contains(t, out, `"code":-31401`)
+	out, err = sendAs("not-a-jwt", "opaque", false)
+	require.NoError(t, err)
+	assert.Contains(t, out, `"code":-31401`)
+
+	out, err = send("fast", false)
 	if err != nil || !strings.Contains(out, `"state":"TASK_STATE_COMPLETED"`) || !strings.Contains(out, "7305 in stock") {
 		t.Fatalf("SendMessage = %s, %v", out, err)
 	}

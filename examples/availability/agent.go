@@ -37,7 +37,13 @@ type agentServer struct {
 func (a *agentServer) CardURL() string { return a.Base + a2a.CardPath }
 
 // startAgent listens on addr and serves the agent answering with backend.
-func startAgent(addr string, backend a2a.Backend, threshold int, log *slog.Logger) (*agentServer, error) {
+// Every bearer token is checked with verifier before anything is done for
+// the request: a missing or refused token is answered HTTP 401 with
+// WWW-Authenticate, and no task is made. With tokenless, a message sent
+// without any token is instead answered with a task that fails "no
+// identity" (the backend, hence the provider and the catalog, is never
+// asked).
+func startAgent(addr string, backend a2a.Backend, threshold int, verifier a2a.Verifier, tokenless bool, log *slog.Logger, extra ...a2a.Option) (*agentServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
@@ -48,11 +54,14 @@ func startAgent(addr string, backend a2a.Backend, threshold int, log *slog.Logge
 		host = "127.0.0.1" // a card needs an address callers can dial
 	}
 	base := "http://" + net.JoinHostPort(host, strconv.Itoa(tcp.Port))
-	// A question without a token is a task that fails "no identity" (the
-	// backend, hence the provider and the catalog, is never asked), not a
-	// bare JSON-RPC refusal.
-	srv, err := a2a.NewServer(check.Agent(base+endpointPath, threshold), backend,
-		a2a.WithLogger(log), a2a.WithNoIdentityTasks())
+	// The backend's token exchange proves the token at the provider a second
+	// time, and catches what a signature cannot (a token revoked since).
+	opts := []a2a.Option{a2a.WithLogger(log), a2a.WithVerifier(verifier)}
+	if tokenless {
+		opts = append(opts, a2a.WithNoIdentityTasks())
+	}
+	opts = append(opts, extra...)
+	srv, err := a2a.NewServer(check.Agent(base+endpointPath, threshold), backend, opts...)
 	if err != nil {
 		ln.Close()
 		return nil, err

@@ -42,7 +42,8 @@ type answer struct {
 // a2a-go v2 client speaking A2A 1.0 JSON-RPC, as the caller holding token.
 func askAgent(ctx context.Context, base, token string, questions []string) ([]answer, error) {
 	rctx, cancel := context.WithTimeout(ctx, askTimeout)
-	card, err := agentcard.NewResolver(&http.Client{Timeout: 30 * time.Second}).Resolve(rctx, base)
+	resolver := &agentcard.Resolver{Client: &http.Client{Timeout: 30 * time.Second}, CardParser: a2a.ParseCard}
+	card, err := resolver.Resolve(rctx, base)
 	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("resolving the agent card at %s: %w", base, err)
@@ -69,6 +70,29 @@ func askAgent(ctx context.Context, base, token string, questions []string) ([]an
 		out = append(out, answerOf(q, res, err))
 	}
 	return out, nil
+}
+
+// completed reports whether the question's task completed.
+func (a answer) completed() bool { return a.Err == nil && a.State == "completed" }
+
+// escalated reports whether the agent decided to hand the question to a
+// person: a failed task whose failure is "escalated".
+func (a answer) escalated() bool {
+	return a.Err == nil && a.State == "failed" && a.Failure == string(a2a.KindEscalated)
+}
+
+// status names the answer's end in a few words: "completed", "failed
+// (backend)", "no task".
+func (a answer) status() string {
+	switch {
+	case a.Err != nil:
+		return "no task"
+	case a.Failure != "":
+		return a.State + " (" + a.Failure + ")"
+	case a.State == "":
+		return "no state"
+	}
+	return a.State
 }
 
 func answerOf(q string, res a2apb.SendMessageResult, err error) answer {

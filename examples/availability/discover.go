@@ -3,13 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/candorkit/candor/internal/httpx"
 )
 
 // maxDiscoveryBytes bounds the discovery document read from the issuer.
@@ -31,21 +32,20 @@ func discoverTokenURL(ctx context.Context, issuer string) (string, error) {
 		return "", fmt.Errorf("discovery at %s: %w", issuer, err)
 	}
 	req.Header.Set("Accept", "application/json")
-	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	hc := httpx.NoRedirectClient(nil)
 	resp, err := hc.Do(req)
 	if err != nil {
 		return "", fmt.Errorf("discovery at %s: %w", issuer, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDiscoveryBytes+1))
-	if err != nil {
-		return "", fmt.Errorf("discovery at %s: reading the document: %w", issuer, err)
-	}
+	body, err := httpx.ReadAll(resp.Body, maxDiscoveryBytes)
 	switch {
+	case errors.Is(err, httpx.ErrTooLarge):
+		return "", fmt.Errorf("discovery at %s: document larger than %d bytes", issuer, maxDiscoveryBytes)
+	case err != nil:
+		return "", fmt.Errorf("discovery at %s: reading the document: %w", issuer, err)
 	case resp.StatusCode != http.StatusOK:
 		return "", fmt.Errorf("discovery at %s: HTTP %d", issuer, resp.StatusCode)
-	case len(body) > maxDiscoveryBytes:
-		return "", fmt.Errorf("discovery at %s: document larger than %d bytes", issuer, maxDiscoveryBytes)
 	}
 	var doc struct {
 		Issuer        string `json:"issuer"`
@@ -72,7 +72,7 @@ func discoverTokenURL(ctx context.Context, issuer string) (string, error) {
 // password it holds.
 func checkSecureURL(name, raw string) error {
 	u, err := url.Parse(raw)
-	if err == nil && u.Host != "" && (u.Scheme == "https" || u.Scheme == "http" && loopback(u.Hostname())) {
+	if err == nil && u.Host != "" && (u.Scheme == "https" || u.Scheme == "http" && httpx.IsLoopback(u.Hostname())) {
 		return nil
 	}
 	shown := raw
@@ -80,12 +80,4 @@ func checkSecureURL(name, raw string) error {
 		shown = u.Redacted()
 	}
 	return fmt.Errorf("%s %q must be an absolute https URL (plain http only on loopback)", name, shown)
-}
-
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

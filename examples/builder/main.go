@@ -9,11 +9,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+	"time"
 
 	"github.com/candorkit/candor/approval"
 	"github.com/candorkit/candor/examples/builder/internal/generate"
@@ -23,6 +22,11 @@ import (
 	"github.com/candorkit/candor/examples/builder/internal/progress"
 	"github.com/candorkit/candor/examples/builder/internal/queue"
 	"github.com/candorkit/candor/examples/builder/internal/secrets"
+	"github.com/candorkit/candor/examples/internal/cli"
+	"github.com/candorkit/candor/examples/internal/decision"
+	"github.com/candorkit/candor/examples/internal/pgdsn"
+	"github.com/candorkit/candor/examples/internal/telemetry"
+	"github.com/candorkit/candor/internal/secret"
 )
 
 // config is every flag the builder takes.
@@ -45,12 +49,43 @@ type config struct {
 	NtfyTopic  string
 }
 
-func newFlagSet(stderr io.Writer, cfg *config, lookup func(string) (string, bool)) *flag.FlagSet {
+// usageText is the first part of builder -h; the flags and what the builder
+// needs follow it.
+const usageText = `builder takes the next automation idea from a queue, generates an n8n workflow (a local
+model, or a file), has it reviewed, proves it in a sandbox n8n in four test levels, and asks
+a person before anything reaches production (docs/builder-playbook.md).
+
+Usage:
+  builder [flags] init [-sample]                             create the tables (and one sample idea)
+  builder [flags] [run]                                      build the next idea, up to awaiting_approval
+  builder [flags] approve [-by NAME] [-comment TEXT] ID      approve it and import it into production
+  builder [flags] reject [-by NAME] [-comment TEXT] ID       reject it (failed; sandbox copy deleted)
+  builder help                                               this text
+
+-by defaults to $USER, else the login name, else "operator". Deciding again: the first
+decision stands; the same verdict again, by anyone, records nothing new and says who decided
+(exit 0; an approval's deploy is retried, at most once); the other verdict is refused (exit 1).
+
+Environment: N8N_SANDBOX_URL, N8N_SANDBOX_API_KEY, N8N_SANDBOX_EMAIL, N8N_SANDBOX_PASSWORD
+(and N8N_PRODUCTION_* for approve) with -secrets env; VAULT_ADDR with -secrets vault;
+NTFY_TOKEN for a protected ntfy topic; CANDOR_CACHE or HOME to find the local n8n; USER.
+
+-approvals takes a SQLite file path or a PostgreSQL DSN: a value starting with postgres:// or
+postgresql:// is a DSN (the store's schema is created when missing; a malformed one is a usage
+error, never printed), anything else a SQLite path.
+
+Exit codes: 0 the run ends awaiting approval, finds nothing to build or finds the idea
+claimed by another builder, or a decision is recorded or already stands; 1 the build, the
+deploy or the decision failed or was refused; 2 usage (bad flags or arguments); 3
+configuration (the secret source lacks the n8n URL, key or login). A second SIGINT exits at
+once. See docs/examples.md.
+`
+
+func newFlagSet(cfg *config, lookup func(string) (string, bool)) *flag.FlagSet {
 	fs := flag.NewFlagSet("builder", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	vaultAddr, _ := lookup("VAULT_ADDR")
 	fs.StringVar(&cfg.DB, "db", "builder.db", "queue database: a SQLite file path, or a postgres:// URL")
-	fs.StringVar(&cfg.Approvals, "approvals", "builder-approvals.db", "approval store (a SQLite file)")
+	fs.StringVar(&cfg.Approvals, "approvals", "builder-approvals.db", "approval store: a SQLite file path, or a postgres:// (postgresql://) DSN")
 	fs.BoolVar(&cfg.JSON, "json", false, "print progress as one JSON object per line")
 	fs.StringVar(&cfg.Generator, "generator", "ollama", `where workflows come from: "ollama" or "file:PATH"`)
 	fs.StringVar(&cfg.Model, "model", generate.DefaultModel, "Ollama model")
@@ -78,44 +113,79 @@ func (c config) secretSource(lookup func(string) (string, bool)) (secrets.Source
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv))
+	cli.Main(func(ctx context.Context) int {
+		return run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
+	})
+}
+
+// usage writes the usage, the flags of fs (the global ones, or a
+// subcommand's) and what the builder needs.
+func usage(global *flag.FlagSet, cfg *config, lookup func(string) (string, bool), sub *flag.FlagSet) func(io.Writer) {
+	return func(w io.Writer) {
+		fmt.Fprint(w, usageText)
+		fmt.Fprintln(w, "\nFlags (before the command):")
+		cli.Defaults(w, global)
+		if sub != nil {
+			fmt.Fprintf(w, "\nFlags of %s:\n", sub.Name())
+			cli.Defaults(w, sub)
+		}
+		fmt.Fprint(w, "\n"+telemetry.Usage)
+		printNeeds(w, *cfg, lookup)
+	}
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
 	var cfg config
-	fs := newFlagSet(stderr, &cfg, lookup)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	fs := newFlagSet(&cfg, lookup)
+	use := usage(fs, &cfg, lookup, nil)
+	if code, ok := cli.Parse(fs, args, stdout, stderr, use); !ok {
+		return code
+	}
+	if pgdsn.IsDSN(cfg.Approvals) {
+		if err := pgdsn.Check(approvalsFlag, cfg.Approvals); err != nil {
+			return cli.UsageError(stderr, use, "builder", "%v", err)
+		}
 	}
 	cmd, rest := "run", fs.Args()
 	if len(rest) > 0 {
 		cmd, rest = rest[0], rest[1:]
 	}
+	if cmd != "help" {
+		// OTEL_* set: every package exports through the global providers;
+		// none set: nothing is exported; a bad value is exit 3.
+		tel, err := telemetry.Setup(ctx, "builder", lookup)
+		if err != nil {
+			fmt.Fprintf(stderr, "builder: configuration: %v\n", err)
+			return cli.ExitConfig
+		}
+		defer func() {
+			flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tel.Shutdown(flush); err != nil {
+				fmt.Fprintf(stderr, "builder: flushing telemetry: %v\n", err)
+			}
+		}()
+	}
 	switch cmd {
 	case "init":
-		return cmdInit(ctx, cfg, rest, stdout, stderr)
+		return cmdInit(ctx, fs, &cfg, rest, stdout, stderr, lookup)
 	case "run":
 		if len(rest) != 0 {
-			fmt.Fprintf(stderr, "builder run: unexpected arguments %q\n", rest)
-			return 2
+			return cli.UsageError(stderr, use, "builder run", "unexpected arguments %q", rest)
 		}
-		return cmdRun(ctx, cfg, stdout, stderr, lookup)
+		return cmdRun(ctx, fs, &cfg, stdout, stderr, lookup)
 	case "approve", "reject":
-		return cmdDecide(ctx, cfg, cmd, rest, stdout, stderr, lookup)
+		return cmdDecide(ctx, fs, &cfg, cmd, rest, stdout, stderr, lookup)
 	case "help":
-		fs.Usage()
-		printNeeds(stderr, cfg, lookup)
-		return 0
+		use(stdout)
+		return cli.ExitOK
 	}
-	fmt.Fprintf(stderr, "builder: unknown command %q (init, run, approve, reject, help)\n", cmd)
-	return 2
+	return cli.UsageError(stderr, use, "builder", "unknown command %q (init, run, approve, reject, help)", cmd)
 }
 
 // preflight checks an environment secret source before anything is opened,
 // so a first run without configuration only prints what is needed. Vault is
-// read by the pipeline itself (after the claim, as the playbook orders).
+// read by the pipeline itself, after the claim (docs/builder-playbook.md).
 func preflight(ctx context.Context, cfg config, env secrets.Environment, lookup func(string) (string, bool)) error {
 	if cfg.Secrets != "env" {
 		return nil
@@ -136,65 +206,66 @@ func newLogger(stderr io.Writer) *slog.Logger {
 }
 
 // open opens the queue and the approval store as one progress step.
-func open(ctx context.Context, cfg config, rep *progress.Reporter, logger *slog.Logger) (*queue.Store, *approval.Store, error) {
+func open(ctx context.Context, cfg config, rep *progress.Reporter, logger *slog.Logger) (*queue.Store, *approval.Store, func(), error) {
 	var (
 		store     *queue.Store
 		approvals *approval.Store
+		closeA    func()
 	)
 	err := rep.Run("open", func() (string, error) {
 		var err error
 		if store, err = queue.Open(ctx, cfg.DB); err != nil {
 			return "", err
 		}
-		if approvals, err = approval.Open(ctx, cfg.Approvals, approval.WithLogger(logger), approval.WithMaxDraftBytes(generate.MaxBody)); err != nil {
+		if approvals, closeA, err = openApprovals(ctx, cfg.Approvals, logger); err != nil {
 			store.Close()
 			return "", err
 		}
-		return fmt.Sprintf("queue on %s; approvals in %s", store.Dialect(), cfg.Approvals), nil
+		return fmt.Sprintf("queue on %s; approvals in %s", store.Dialect(), approvalsPlace(cfg.Approvals)), nil
 	})
-	return store, approvals, err
+	return store, approvals, closeA, err
 }
 
-func cmdRun(ctx context.Context, cfg config, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+func cmdRun(ctx context.Context, global *flag.FlagSet, pcfg *config, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+	cfg := *pcfg
+	use := usage(global, pcfg, lookup, nil)
+	// Flags first: nothing of the environment is read before they are valid.
 	src, err := cfg.secretSource(lookup)
 	if err != nil {
-		fmt.Fprintln(stderr, "builder:", err)
-		return 2
-	}
-	if err := preflight(ctx, cfg, secrets.Sandbox, lookup); err != nil {
-		fmt.Fprintln(stderr, "builder:", err)
-		printNeeds(stderr, cfg, lookup)
-		return 2
+		return cli.UsageError(stderr, use, "builder", "%v", err)
 	}
 	gen, err := generate.FromFlag(cfg.Generator, generate.Ollama{BaseURL: cfg.OllamaURL, Model: cfg.Model})
 	if err != nil {
-		fmt.Fprintln(stderr, "builder:", err)
-		return 2
+		return cli.UsageError(stderr, use, "builder", "%v", err)
 	}
 	var ov overseer.Overseer = overseer.NewRules()
 	if cfg.OverseerCmd != "" {
 		if ov, err = overseer.NewCommand(cfg.OverseerCmd, 0); err != nil {
-			fmt.Fprintln(stderr, "builder:", err)
-			return 2
+			return cli.UsageError(stderr, use, "builder", "%v", err)
 		}
+	}
+	if err := preflight(ctx, cfg, secrets.Sandbox, lookup); err != nil {
+		fmt.Fprintln(stderr, "builder:", err)
+		printNeeds(stderr, cfg, lookup)
+		return cli.ExitConfig
 	}
 	logger := newLogger(stderr)
 	rep := progress.New(stdout, progress.JSON(cfg.JSON))
-	store, approvals, err := open(ctx, cfg, rep, logger)
+	store, approvals, closeApprovals, err := open(ctx, cfg, rep, logger)
 	if err != nil {
-		return 1
+		return failed(stderr, "builder", err)
 	}
 	defer store.Close()
-	defer approvals.Close()
+	defer closeApprovals()
 	var capture *pipeline.CaptureServer
-	if rep.Run("capture", func() (string, error) {
+	if err := rep.Run("capture", func() (string, error) {
 		var err error
 		if capture, err = pipeline.StartCaptureServer(store, cfg.CaptureAddr, logger); err != nil {
 			return "", err
 		}
 		return "capture endpoint " + capture.Base() + "/capture/{name}", nil
-	}) != nil {
-		return 1
+	}); err != nil {
+		return failed(stderr, "builder", err)
 	}
 	defer capture.Close()
 	b, err := pipeline.New(pipeline.Config{
@@ -202,21 +273,20 @@ func cmdRun(ctx context.Context, cfg config, stdout, stderr io.Writer, lookup fu
 		Notifier: notifier(cfg, lookup, logger), Progress: rep, Logger: logger, CaptureBase: capture.Base(),
 	})
 	if err != nil {
-		fmt.Fprintln(stderr, "builder:", err)
-		return 1
+		return failed(stderr, "builder", err)
 	}
 	out, err := b.Run(ctx)
 	st := rep.Start("result")
 	switch {
 	case err != nil:
 		st.Fail(err)
-		return 1
+		return failed(stderr, "builder run", err)
 	case out.Result == pipeline.ResultAwaitingApproval:
 		st.OK(fmt.Sprintf("automation %d awaiting approval: builder approve %d (or reject %d)", out.AutomationID, out.AutomationID, out.AutomationID))
 	default:
 		st.OK(string(out.Result))
 	}
-	return 0
+	return cli.ExitOK
 }
 
 func notifier(cfg config, lookup func(string) (string, bool), logger *slog.Logger) notify.Notifier {
@@ -224,35 +294,31 @@ func notifier(cfg config, lookup func(string) (string, bool), logger *slog.Logge
 		return notify.Log{Logger: slog.New(slog.DiscardHandler)} // shown by the "notify" progress lines
 	}
 	token, _ := lookup("NTFY_TOKEN")
-	return notify.Ntfy{Server: cfg.NtfyServer, Topic: cfg.NtfyTopic, Token: secrets.NewSecret(token)}
+	return notify.Ntfy{Server: cfg.NtfyServer, Topic: cfg.NtfyTopic, Token: secret.New(token)}
 }
 
-func cmdDecide(ctx context.Context, cfg config, cmd string, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+func cmdDecide(ctx context.Context, global *flag.FlagSet, pcfg *config, cmd string, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+	cfg := *pcfg
 	fs := flag.NewFlagSet("builder "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	user, _ := lookup("USER")
-	by := fs.String("by", user, "who decides (default $USER)")
+	by := fs.String("by", decision.DefaultDecider(lookup), `who decides (default $USER, else the login name, else "operator")`)
 	comment := fs.String("comment", "", "a comment kept with the decision")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	use := usage(global, pcfg, lookup, fs)
+	if code, ok := cli.Parse(fs, args, stdout, stderr, use); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintf(stderr, "builder %s: want exactly one automation id\n", cmd)
-		return 2
+		return cli.UsageError(stderr, use, fs.Name(), "want exactly one automation id, got %d argument(s)", fs.NArg())
 	}
 	id, err := strconv.ParseInt(fs.Arg(0), 10, 64)
 	if err != nil || id <= 0 {
-		fmt.Fprintf(stderr, "builder %s: automation id %q is not a positive number\n", cmd, fs.Arg(0))
-		return 2
+		return cli.UsageError(stderr, use, fs.Name(), "automation id %q is not a positive number", fs.Arg(0))
 	}
 	if strings.TrimSpace(*by) == "" {
-		fmt.Fprintf(stderr, "builder %s: say who decides with -by (no $USER)\n", cmd)
-		return 2
+		return cli.UsageError(stderr, use, fs.Name(), "say who decides with -by NAME")
 	}
 	src, err := cfg.secretSource(lookup)
 	if err != nil {
-		fmt.Fprintln(stderr, "builder:", err)
-		return 2
+		return cli.UsageError(stderr, use, "builder", "%v", err)
 	}
 	env := secrets.Production
 	if cmd == "reject" {
@@ -260,43 +326,42 @@ func cmdDecide(ctx context.Context, cfg config, cmd string, args []string, stdou
 	}
 	if err := preflight(ctx, cfg, env, lookup); err != nil && (cmd == "approve" || errors.Is(err, secrets.ErrMissing)) {
 		fmt.Fprintf(stderr, "builder %s: %v\n", cmd, err)
-		return 2
+		return cli.ExitConfig
 	}
 	logger := newLogger(stderr)
 	rep := progress.New(stdout, progress.JSON(cfg.JSON))
-	store, approvals, err := open(ctx, cfg, rep, logger)
+	store, approvals, closeApprovals, err := open(ctx, cfg, rep, logger)
 	if err != nil {
-		return 1
+		return failed(stderr, "builder", err)
 	}
 	defer store.Close()
-	defer approvals.Close()
+	defer closeApprovals()
 	b, err := pipeline.New(pipeline.Config{Queue: store, Approvals: approvals, Secrets: src, Progress: rep, Logger: logger})
 	if err != nil {
-		fmt.Fprintln(stderr, "builder:", err)
-		return 1
+		return failed(stderr, "builder", err)
 	}
 	if cmd == "reject" {
 		if _, err := b.Reject(ctx, id, *by, *comment); err != nil {
-			return 1
+			return failed(stderr, fs.Name(), err)
 		}
-		return 0
+		return cli.ExitOK
 	}
 	if _, err := b.Approve(ctx, id, *by, *comment); err != nil {
-		return 1
+		return failed(stderr, fs.Name(), err)
 	}
-	return 0
+	return cli.ExitOK
 }
 
-func cmdInit(ctx context.Context, cfg config, args []string, stdout, stderr io.Writer) int {
+func cmdInit(ctx context.Context, global *flag.FlagSet, pcfg *config, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+	cfg := *pcfg
 	fs := flag.NewFlagSet("builder init", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	sample := fs.Bool("sample", false, "also insert one ready idea with an assertion")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	use := usage(global, pcfg, lookup, fs)
+	if code, ok := cli.Parse(fs, args, stdout, stderr, use); !ok {
+		return code
 	}
 	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "builder init: unexpected arguments %q\n", fs.Args())
-		return 2
+		return cli.UsageError(stderr, use, fs.Name(), "unexpected arguments %q", fs.Args())
 	}
 	rep := progress.New(stdout, progress.JSON(cfg.JSON))
 	var store *queue.Store
@@ -309,23 +374,30 @@ func cmdInit(ctx context.Context, cfg config, args []string, stdout, stderr io.W
 		return store.Dialect().String(), nil
 	})
 	if err != nil {
-		return 1
+		return failed(stderr, fs.Name(), err)
 	}
 	defer store.Close()
-	if rep.Run("init", func() (string, error) {
+	if err := rep.Run("init", func() (string, error) {
 		return "tables automation_ideas, agent_test_results, http_captures", store.Init(ctx)
-	}) != nil {
-		return 1
+	}); err != nil {
+		return failed(stderr, fs.Name(), err)
 	}
 	if *sample {
-		if rep.Run("sample", func() (string, error) {
+		if err := rep.Run("sample", func() (string, error) {
 			id, err := store.InsertSample(ctx)
 			return fmt.Sprintf("idea %d %q ready to build", id, queue.Sample().Name), err
-		}) != nil {
-			return 1
+		}); err != nil {
+			return failed(stderr, fs.Name(), err)
 		}
 	}
-	return 0
+	return cli.ExitOK
+}
+
+// failed writes a failure, also shown as a failed progress line, to stderr
+// and returns exit 1.
+func failed(stderr io.Writer, name string, err error) int {
+	fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	return cli.ExitFail
 }
 
 // localN8N describes the project's installed n8n edition 1 (or 2), read from

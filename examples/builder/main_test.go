@@ -4,17 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/candorkit/candor/examples/builder/internal/pgtest"
 	"github.com/candorkit/candor/examples/builder/internal/progress"
 	"github.com/candorkit/candor/examples/builder/internal/queue"
 	"github.com/candorkit/candor/examples/builder/internal/secrets"
-	"github.com/candorkit/candor/internal/n8ntest"
+	"github.com/candorkit/candor/examples/internal/cli"
+	"github.com/candorkit/candor/examples/internal/clitest"
+	"github.com/candorkit/candor/internal/pgtest"
+	"github.com/candorkit/candor/internal/testproc"
 	"github.com/candorkit/candor/n8n"
+	"github.com/candorkit/candor/n8n/n8ntest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -74,12 +80,16 @@ func TestInitReportsFailure(t *testing.T) {
 	if !strings.Contains(out.String(), "open") || !strings.Contains(out.String(), "fail") {
 		t.Fatalf("failure not shown as a failed step: %q", out.String())
 	}
+	// Failures go to stderr too.
+	if !strings.HasPrefix(errOut.String(), "builder init: ") {
+		t.Fatalf("stderr %q; want the failure", errOut.String())
+	}
 }
 
 func TestNothingConfiguredPrintsNeeds(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := run(context.Background(), nil, &out, &errOut, noEnv); code != 2 {
-		t.Fatalf("exit %d; want 2", code)
+	if code := run(context.Background(), nil, &out, &errOut, noEnv); code != cli.ExitConfig {
+		t.Fatalf("exit %d; want 3 (configuration)", code)
 	}
 	for _, want := range []string{"N8N_SANDBOX_URL", "N8N_SANDBOX_API_KEY", "N8N_SANDBOX_EMAIL", "N8N_PRODUCTION_URL",
 		"llama3.1:8b", "scripts/n8n-local install 1", "bin/n8n start", "-generator file:PATH"} {
@@ -94,7 +104,7 @@ func TestNothingConfiguredPrintsNeeds(t *testing.T) {
 	env := map[string]string{"N8N_SANDBOX_URL": "http://127.0.0.1:5678", "N8N_SANDBOX_API_KEY": "k"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	errOut.Reset()
-	if code := run(context.Background(), nil, &out, &errOut, lookup); code != 2 || !strings.Contains(errOut.String(), "N8N_SANDBOX_EMAIL, N8N_SANDBOX_PASSWORD") {
+	if code := run(context.Background(), nil, &out, &errOut, lookup); code != cli.ExitConfig || !strings.Contains(errOut.String(), "N8N_SANDBOX_EMAIL, N8N_SANDBOX_PASSWORD") {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 }
@@ -106,23 +116,71 @@ func TestCommandLineErrors(t *testing.T) {
 		"approve x":        "not a positive number",
 		"approve":          "exactly one automation id",
 		"reject 1 2":       "exactly one automation id",
-		"approve 3":        "N8N_PRODUCTION_URL",
 		"frobnicate":       "unknown command",
 		"run extra":        "unexpected arguments",
 		"-secrets sops":    "want env or vault",
 		"-by= approve 3":   "flag provided but not defined",
 		"approve -by= 3":   "say who decides",
-		"-generator x run": "", // fails later: see below
+		"-generator x run": "-generator", // a flag: refused before the environment (which lacks the login)
 	} {
 		var out, errOut bytes.Buffer
 		code := run(context.Background(), strings.Fields(args), &out, &errOut, lookup)
-		if want == "" {
-			continue
-		}
-		if code != 2 || !strings.Contains(errOut.String(), want) {
+		if code != cli.ExitUsage || !strings.Contains(errOut.String(), want) || out.Len() != 0 {
 			t.Errorf("%q: exit %d, %q; want 2 and %q", args, code, errOut.String(), want)
 		}
+		if n := strings.Count(errOut.String(), "Usage:"); n != 1 {
+			t.Errorf("%q: the usage appears %d times, want once", args, n)
+		}
 	}
+	// The environment lacking production: configuration, exit 3.
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"approve", "3"}, &out, &errOut, lookup); code != cli.ExitConfig || !strings.Contains(errOut.String(), "N8N_PRODUCTION_URL") {
+		t.Errorf("approve without production: exit %d, %q", code, errOut.String())
+	}
+}
+
+// TestApprovalsDSNErrors pins that a malformed -approvals DSN is a usage
+// error (exit 2) and an unreachable database a failure (exit 1), neither
+// printing the password.
+func TestApprovalsDSNErrors(t *testing.T) {
+	env := map[string]string{"N8N_SANDBOX_URL": "http://127.0.0.1:5678", "N8N_SANDBOX_API_KEY": "k",
+		"N8N_SANDBOX_EMAIL": "a@example.com", "N8N_SANDBOX_PASSWORD": "pw-sandbox-1", "USER": "alice"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	const password = "s3cret-Pa55word"
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-approvals", "postgres://candor:" + password + "@127.0.0.1:notaport/db", "run"}, &out, &errOut, lookup)
+	assert.Equal(t, cli.ExitUsage, code, errOut.String())
+	assert.Contains(t, errOut.String(), "-approvals: not a valid PostgreSQL connection string")
+	assert.NotContains(t, out.String()+errOut.String(), password)
+
+	// A free port: nothing listens, the open fails (exit 1), readably.
+	cluster := pgtest.Start(t)
+	dsn := cluster.DSN
+	cluster.Stop(t, pgtest.StopOptions{})
+	out.Reset()
+	errOut.Reset()
+	code = run(context.Background(), []string{"-db", filepath.Join(t.TempDir(), "q.db"), "-approvals", dsn, "-generator", "file:testdata/order-confirmation.json", "run"}, &out, &errOut, lookup)
+	assert.Equal(t, cli.ExitFail, code, errOut.String())
+	assert.Contains(t, out.String()+errOut.String(), "unreachable")
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	pw, ok := u.User.Password()
+	require.True(t, ok)
+	assert.NotContains(t, out.String()+errOut.String(), pw)
+}
+
+// TestHelp pins that -h (and help, and a subcommand's -h) prints the usage,
+// with the subcommands, on stdout and exits 0 (it exited 2 and listed no
+// subcommand).
+func TestHelp(t *testing.T) {
+	bin := testproc.Build(t, ".")
+	want := []string{"init [-sample]", "approve [-by NAME]", "reject [-by NAME]", "[run]", "Exit codes:", "-db string", "The builder needs:", "docs/builder-playbook.md"}
+	clitest.Help(t, bin, []string{"-h"}, want...)
+	clitest.Help(t, bin, []string{"help"}, want...)
+	clitest.Help(t, bin, []string{"approve", "-h"}, "Flags of builder approve:", "-comment")
+	clitest.Help(t, bin, []string{"init", "-h"}, "Flags of builder init:", "-sample")
+	clitest.UsageError(t, bin, nil, []string{"-nope"}, "builder: flag provided but not defined: -nope", "Usage:")
+	clitest.UsageError(t, bin, nil, []string{"approve", "x"}, "builder approve: automation id", "Usage:")
 }
 
 // TestCommandLineAgainstN8N runs the binary's commands as a person would:
@@ -136,8 +194,25 @@ func TestCommandLineAgainstN8N(t *testing.T) {
 		env[u], env[k], env[em], env[pw] = inst.BaseURL, inst.APIKey, inst.Email, inst.Password
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	dir := t.TempDir()
-	db, approvals := filepath.Join(dir, "builder.db"), filepath.Join(dir, "approvals.db")
+	cluster := pgtest.Start(t)
+	c, err := n8n.New(inst.BaseURL, inst.APIKey)
+	require.NoError(t, err)
+	workflows := 0
+	// The approval store in a SQLite file, then in PostgreSQL (-approvals
+	// DSN): the same flow, each with a queue of its own, on one n8n.
+	for _, name := range []string{"sqlite", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			approvals := filepath.Join(dir, "approvals.db")
+			if name == "postgres" {
+				approvals = cluster.NewDatabase(t)
+			}
+			commandLineFlow(t, ctx, c, lookup, inst.APIKey, inst.Password, filepath.Join(dir, "builder.db"), approvals, &workflows)
+		})
+	}
+}
+
+func commandLineFlow(t *testing.T, ctx context.Context, c *n8n.Client, lookup func(string) (string, bool), apiKey, password, db, approvals string, workflows *int) {
 	cli := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
 		code := run(ctx, append([]string{"-db", db, "-approvals", approvals}, args...), &out, &errOut, lookup)
@@ -156,7 +231,7 @@ func TestCommandLineAgainstN8N(t *testing.T) {
 			t.Fatalf("run output lacks %q", want)
 		}
 	}
-	if strings.Contains(out+errOut, inst.APIKey) || strings.Contains(out+errOut, inst.Password) {
+	if strings.Contains(out+errOut, apiKey) || strings.Contains(out+errOut, password) {
 		t.Fatal("a secret reached the output")
 	}
 	code, out, errOut = cli("-json", "approve", "-comment", "ship it", "1")
@@ -182,14 +257,11 @@ func TestCommandLineAgainstN8N(t *testing.T) {
 	if err != nil || it.BuilderStatus != queue.Deployed || it.Status != queue.StatusDeployed {
 		t.Fatalf("idea %+v, %v", it, err)
 	}
-	c, err := n8n.New(inst.BaseURL, inst.APIKey, n8n.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ws, err := c.ListWorkflows(ctx, n8n.ListWorkflowsOptions{})
-	if err != nil || len(ws) != 2 {
-		t.Fatalf("%d workflows (%v); want the sandbox one and one production one", len(ws), err)
+	if err != nil || len(ws) != *workflows+2 {
+		t.Fatalf("%d workflows (%v); want the sandbox one and one production one more than %d", len(ws), err, *workflows)
 	}
+	*workflows = len(ws)
 	// Nothing left to build: a run says so and succeeds.
 	if code, out, _ := cli("-generator", "file:testdata/order-confirmation.json", "run"); code != 0 || !strings.Contains(out, "nothing_to_build") {
 		t.Fatalf("empty queue: exit %d\n%s", code, out)

@@ -17,7 +17,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/candorkit/candor/approval"
+	"github.com/candorkit/candor/examples/internal/decision"
+	"github.com/candorkit/candor/examples/internal/pgdsn"
 	"github.com/candorkit/candor/retrieval"
+	"github.com/candorkit/candor/retrieval/ollama"
 )
 
 const (
@@ -36,18 +39,42 @@ const (
 // Files in the data directory.
 type paths struct {
 	Index    string // retrieval index (SQLite)
-	Store    string // approval store and the ApprovedBacklogItems table (SQLite)
+	Store    string // approval store and the ApprovedBacklogItems table: a SQLite file or a PostgreSQL DSN
 	Evidence string // diagnostic copy of the evidence; never read back
 	Receipt  string // approval.WaitingReceipt of the waiting operation
 }
 
-func pathsFor(dir string) paths {
-	return paths{
-		Index:    filepath.Join(dir, "index.db"),
-		Store:    filepath.Join(dir, "approvals.db"),
-		Evidence: filepath.Join(dir, "evidence.json"),
-		Receipt:  filepath.Join(dir, "receipt.json"),
+// pathsFor returns the files of c.Dir, and the approval store -approvals
+// names (default approvals.db in c.Dir).
+func pathsFor(c common) paths {
+	p := paths{
+		Index:    filepath.Join(c.Dir, "index.db"),
+		Store:    filepath.Join(c.Dir, "approvals.db"),
+		Evidence: filepath.Join(c.Dir, "evidence.json"),
+		Receipt:  filepath.Join(c.Dir, "receipt.json"),
 	}
+	if c.Approvals != "" {
+		p.Store = c.Approvals
+	}
+	return p
+}
+
+// storePlace names p.Store for the output: a DSN without its password.
+func (p paths) storePlace() string {
+	if pgdsn.IsDSN(p.Store) {
+		return pgdsn.Server(p.Store)
+	}
+	return p.Store
+}
+
+// storeMissing reports whether p.Store is a SQLite file that does not
+// exist (a PostgreSQL store is created when missing).
+func (p paths) storeMissing() bool {
+	if pgdsn.IsDSN(p.Store) {
+		return false
+	}
+	_, err := os.Stat(p.Store)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // errPending: an earlier run's operation still waits for a decision.
@@ -75,6 +102,9 @@ type stores struct {
 }
 
 func openStores(ctx context.Context, path string, log *slog.Logger) (*stores, error) {
+	if pgdsn.IsDSN(path) {
+		return openStoresPG(ctx, path, log)
+	}
 	st, err := approval.Open(ctx, path, approval.WithLogger(log), approval.WithBusyTimeout(storeBusyTimeout))
 	if err != nil {
 		return nil, err
@@ -86,7 +116,7 @@ func openStores(ctx context.Context, path string, log *slog.Logger) (*stores, er
 	return &stores{approval: st, backlog: bl}, nil
 }
 
-func (s *stores) Close() error { return errors.Join(s.backlog.Close(), s.approval.Close()) }
+func (s *stores) Close() error { return errors.Join(s.approval.Close(), s.backlog.Close()) }
 
 // proposeRun is the run command: retrieve, gate, register, write the
 // receipt, stop.
@@ -95,7 +125,7 @@ func proposeRun(ctx context.Context, cfg runConfig, out io.Writer, log *slog.Log
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	p := pathsFor(cfg.Dir)
+	p := pathsFor(cfg.common)
 	s, err := openStores(ctx, p.Store, log)
 	if err != nil {
 		return err
@@ -120,7 +150,7 @@ func proposeRun(ctx context.Context, cfg runConfig, out io.Writer, log *slog.Log
 	if err != nil {
 		return err
 	}
-	policy := retrieval.Policy{AsOf: asOf(), Scope: scope}
+	policy := retrieval.CorpusPolicy{AsOf: asOf(), Scope: scope}
 	if err := checkPolicy(corpus, policy, hits); err != nil {
 		return err
 	}
@@ -150,7 +180,7 @@ func proposeRun(ctx context.Context, cfg runConfig, out io.Writer, log *slog.Log
 	}
 
 	proposal := controlledProposal(cfg.InvalidEvidence)
-	ans := retrieval.AnswerGate{}.Validate(proposal, retrieval.Context{Question: question, AsOf: asOf(), Hits: hits})
+	ans := retrieval.AnswerGate{}.Validate(proposal, retrieval.GateInput{Question: question, AsOf: asOf(), Hits: hits})
 	if err := ans.Err(); err != nil {
 		return fmt.Errorf("evidence refused, nothing registered: %w", err)
 	}
@@ -205,7 +235,7 @@ func proposeRun(ctx context.Context, cfg runConfig, out io.Writer, log *slog.Log
 	fmt.Fprintf(out, "Evidence=%s (diagnostic copy only)\n", p.Evidence)
 	fmt.Fprintf(out, "Receipt=%s\n", p.Receipt)
 	fmt.Fprintf(out, "Waiting for a decision. Decide with:\n  %s\n  %s\n",
-		decideCommand(cfg.Dir, approval.Approve), decideCommand(cfg.Dir, approval.Reject))
+		decideCommand(p, approval.Approve), decideCommand(p, approval.Reject))
 	return nil
 }
 
@@ -228,7 +258,7 @@ func refusePending(ctx context.Context, store *approval.Store, p paths, log *slo
 		return err
 	case st.Status == approval.StatusWaiting:
 		return fmt.Errorf("%w: operation %s; decide it first:\n  %s\n  %s", errPending, rc.OperationID,
-			decideCommand(filepath.Dir(p.Receipt), approval.Approve), decideCommand(filepath.Dir(p.Receipt), approval.Reject))
+			decideCommand(p, approval.Approve), decideCommand(p, approval.Reject))
 	}
 	return nil
 }
@@ -240,7 +270,7 @@ func liveVectors(ctx context.Context, cfg runConfig, corpus []retrieval.Source, 
 		return retrieval.Manifest{}, nil, nil, fmt.Errorf("live embedding with model %q at %s failed (no fallback to the fixture vectors): %w",
 			cfg.OllamaModel, cfg.OllamaURL, err)
 	}
-	emb, err := retrieval.NewOllamaEmbedder(cfg.OllamaURL, cfg.OllamaModel, retrieval.WithOllamaTimeout(cfg.OllamaTimeout))
+	emb, err := ollama.New(cfg.OllamaURL, cfg.OllamaModel, ollama.WithTimeout(cfg.OllamaTimeout))
 	if err != nil {
 		return fail(err)
 	}
@@ -275,7 +305,7 @@ func buildAndSearch(ctx context.Context, path string, corpus []retrieval.Source,
 	if err := ix.Rebuild(ctx, corpus, m, vectors); err != nil {
 		return nil, err
 	}
-	hits, err = ix.Search(ctx, query, retrieval.Policy{AsOf: asOf(), Scope: scope}, searchK)
+	hits, err = ix.Search(ctx, query, retrieval.CorpusPolicy{AsOf: asOf(), Scope: scope}, searchK)
 	if err != nil {
 		return nil, err
 	}
@@ -337,8 +367,14 @@ func writeFileAtomic(path string, data []byte) (err error) {
 }
 
 // decideCommand is the command a person runs to decide.
-func decideCommand(dir string, v approval.Verdict) string {
-	return "go run ./examples/documented resume -dir " + shellQuote(dir) + " " + string(v)
+// A PostgreSQL store is named without its password (PGPASSWORD or
+// ~/.pgpass supply it).
+func decideCommand(p paths, v approval.Verdict) string {
+	store := ""
+	if pgdsn.IsDSN(p.Store) {
+		store = " -approvals " + shellQuote(pgdsn.Server(p.Store))
+	}
+	return "go run ./examples/documented resume -dir " + shellQuote(filepath.Dir(p.Receipt)) + store + " " + string(v)
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
@@ -354,11 +390,11 @@ func shellQuote(s string) string {
 // resumeRun is the resume command: in a new process, pick the waiting
 // operation up from its receipt, record the decision and apply an approval.
 func resumeRun(ctx context.Context, cfg resumeConfig, out io.Writer, log *slog.Logger) (err error) {
-	p := pathsFor(cfg.Dir)
+	p := pathsFor(cfg.common)
 	if _, err := os.Stat(p.Receipt); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: no receipt at %s (run first)", errNoRun, p.Receipt)
 	}
-	if _, err := os.Stat(p.Store); errors.Is(err, fs.ErrNotExist) {
+	if p.storeMissing() {
 		return fmt.Errorf("%w: no approval store at %s", errNoRun, p.Store)
 	}
 	rc, err := approval.ReadReceiptFile(p.Receipt)
@@ -378,7 +414,10 @@ func resumeRun(ctx context.Context, cfg resumeConfig, out io.Writer, log *slog.L
 	if err := s.backlog.ensure(ctx); err != nil {
 		return err
 	}
-	st, err = s.approval.Decide(ctx, approval.Decision{
+	// The examples' one policy for a ticket already decided (package
+	// decision): the same verdict again records nothing; the other verdict
+	// is refused.
+	dec, err := decision.Record(ctx, s.approval, approval.Decision{
 		OperationID: rc.OperationID, Verdict: approval.Verdict(cfg.Verdict),
 		Comment: cfg.Comment, DecidedBy: cfg.DecidedBy,
 	})
@@ -395,8 +434,16 @@ func resumeRun(ctx context.Context, cfg resumeConfig, out io.Writer, log *slog.L
 	if err != nil {
 		return err
 	}
+	if dec.Repeated {
+		fmt.Fprintf(out, "Decision: %s\n", dec)
+		if st, err = s.approval.Read(ctx, rc.OperationID); err != nil {
+			return err
+		}
+	} else {
+		st = dec.State
+	}
 	if st.Status == approval.StatusApproved || st.Status == approval.StatusCompleted {
-		if st, err = s.approval.Apply(ctx, rc.OperationID, writeBacklogItem(time.Now)); err != nil {
+		if st, err = s.approval.Apply(ctx, rc.OperationID, writeBacklogItem(time.Now, s.backlog.pg)); err != nil {
 			return err
 		}
 	}
@@ -405,9 +452,9 @@ func resumeRun(ctx context.Context, cfg resumeConfig, out io.Writer, log *slog.L
 
 // show prints every stored operation, the receipt and the backlog rows.
 func show(ctx context.Context, cfg common, out io.Writer, log *slog.Logger) (err error) {
-	p := pathsFor(cfg.Dir)
-	fmt.Fprintf(out, "Store=%s\n", p.Store)
-	if _, err := os.Stat(p.Store); errors.Is(err, fs.ErrNotExist) {
+	p := pathsFor(cfg)
+	fmt.Fprintf(out, "Store=%s\n", p.storePlace())
+	if p.storeMissing() {
 		fmt.Fprintln(out, "Nothing stored yet in this directory.")
 		fmt.Fprintln(out, "Operations=0")
 		fmt.Fprintln(out, "ApprovedBacklogItems=0")

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
 	"github.com/candorkit/candor/approval"
+	"github.com/candorkit/candor/examples/internal/pgdsn"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 )
@@ -44,6 +46,7 @@ BEGIN SELECT RAISE(ABORT, 'documented: approved backlog items are never deleted'
 // transaction.
 type backlog struct {
 	db *sql.DB
+	pg bool // PostgreSQL: the table is candor_documented.approved_backlog_items
 }
 
 // openBacklog connects to the store file at path (which approval.Open has
@@ -60,10 +63,59 @@ func openBacklog(path string, busy time.Duration) (*backlog, error) {
 
 func (b *backlog) Close() error { return b.db.Close() }
 
+// backlogSchemaPG is backlogSchema on PostgreSQL, in a schema of its own
+// beside the approval store's; one statement per element.
+var backlogSchemaPG = []string{
+	`SELECT pg_advisory_xact_lock(hashtext('candor_documented'))`,
+	`CREATE SCHEMA IF NOT EXISTS candor_documented`,
+	`CREATE TABLE IF NOT EXISTS candor_documented.approved_backlog_items (
+	id               BIGSERIAL PRIMARY KEY,
+	operation_id     TEXT   NOT NULL UNIQUE,
+	approval_item_id BIGINT NOT NULL UNIQUE,
+	title            TEXT   NOT NULL,
+	type             TEXT   NOT NULL,
+	priority         TEXT   NOT NULL,
+	area             TEXT   NOT NULL,
+	summary          TEXT   NOT NULL,
+	links            TEXT   NOT NULL,
+	draft            BYTEA  NOT NULL,
+	created_at       TEXT   NOT NULL
+)`,
+	`CREATE OR REPLACE FUNCTION candor_documented.refuse_change() RETURNS trigger LANGUAGE plpgsql AS
+$$BEGIN RAISE EXCEPTION 'documented: approved backlog items are immutable and never deleted'; END$$`,
+	`CREATE OR REPLACE TRIGGER approved_backlog_items_immutable
+	BEFORE UPDATE OR DELETE ON candor_documented.approved_backlog_items
+	FOR EACH ROW EXECUTE FUNCTION candor_documented.refuse_change()`,
+}
+
+const backlogTablePG = "candor_documented.approved_backlog_items"
+
 // ensure creates the table and its triggers if they are missing.
 func (b *backlog) ensure(ctx context.Context) error {
+	if b.pg {
+		return b.ensurePG(ctx)
+	}
 	if _, err := b.db.ExecContext(ctx, backlogSchema); err != nil {
 		return fmt.Errorf("create ApprovedBacklogItems: %w", err)
+	}
+	return nil
+}
+
+// ensurePG creates the PostgreSQL table in one transaction, serialised
+// across processes by an advisory lock.
+func (b *backlog) ensurePG(ctx context.Context) error {
+	tx, err := b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", backlogTablePG, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	for _, q := range backlogSchemaPG {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("create %s: %w", backlogTablePG, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("create %s: %w", backlogTablePG, err)
 	}
 	return nil
 }
@@ -79,16 +131,19 @@ type backlogRow struct {
 // rows returns every row, oldest first. A store without the table holds
 // none.
 func (b *backlog) rows(ctx context.Context) ([]backlogRow, error) {
-	var n int
-	if err := b.db.QueryRowContext(ctx,
-		`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ApprovedBacklogItems'`).Scan(&n); err != nil {
-		return nil, fmt.Errorf("look for ApprovedBacklogItems: %w", err)
+	exists, err := hasBacklogTable(ctx, b.db, b.pg)
+	if err != nil {
+		return nil, err
 	}
-	if n == 0 {
+	if !exists {
 		return nil, nil
 	}
+	table := "ApprovedBacklogItems"
+	if b.pg {
+		table = backlogTablePG
+	}
 	rs, err := b.db.QueryContext(ctx,
-		`SELECT id, operation_id, approval_item_id, draft FROM ApprovedBacklogItems ORDER BY id`)
+		`SELECT id, operation_id, approval_item_id, draft FROM `+table+` ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("read ApprovedBacklogItems: %w", err)
 	}
@@ -116,7 +171,8 @@ var errNoBacklogTable = errors.New("the store has no ApprovedBacklogItems table"
 // writeBacklogItem is the approval Effect: it writes the approved item's
 // row from the draft the store persisted (item.Draft), never from a value in
 // this process's memory or from evidence.json, through Apply's transaction.
-func writeBacklogItem(now func() time.Time) approval.Effect {
+// pg says the store is PostgreSQL.
+func writeBacklogItem(now func() time.Time, pg bool) approval.Effect {
 	return func(ctx context.Context, tx *sql.Tx, item approval.Item) error {
 		d, err := decodeDraft(item.Draft)
 		if err != nil {
@@ -126,17 +182,22 @@ func writeBacklogItem(now func() time.Time) approval.Effect {
 		if err != nil {
 			return fmt.Errorf("encode links: %w", err)
 		}
-		var n int
-		if err := tx.QueryRowContext(ctx,
-			`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ApprovedBacklogItems'`).Scan(&n); err != nil {
-			return fmt.Errorf("look for ApprovedBacklogItems: %w", err)
+		exists, err := hasBacklogTable(ctx, tx, pg)
+		if err != nil {
+			return err
 		}
-		if n == 0 {
+		if !exists {
 			return errNoBacklogTable
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO ApprovedBacklogItems
+		insert := `INSERT INTO ApprovedBacklogItems
 			(operation_id, approval_item_id, title, type, priority, area, summary, links, draft, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		if pg {
+			insert = `INSERT INTO ` + backlogTablePG + `
+			(operation_id, approval_item_id, title, type, priority, area, summary, links, draft, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
+		}
+		_, err = tx.ExecContext(ctx, insert,
 			item.OperationID, item.ID, d.Title, d.Type, d.Priority, d.Area, d.Summary, string(links),
 			[]byte(item.Draft), now().UTC().Format(time.RFC3339Nano))
 		if err != nil {
@@ -144,4 +205,42 @@ func writeBacklogItem(now func() time.Time) approval.Effect {
 		}
 		return nil
 	}
+}
+
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// hasBacklogTable reports whether the backlog table exists.
+func hasBacklogTable(ctx context.Context, q querier, pg bool) (bool, error) {
+	if pg {
+		var exists bool
+		if err := q.QueryRowContext(ctx, `SELECT to_regclass('`+backlogTablePG+`') IS NOT NULL`).Scan(&exists); err != nil {
+			return false, fmt.Errorf("look for %s: %w", backlogTablePG, err)
+		}
+		return exists, nil
+	}
+	var n int
+	if err := q.QueryRowContext(ctx,
+		`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ApprovedBacklogItems'`).Scan(&n); err != nil {
+		return false, fmt.Errorf("look for ApprovedBacklogItems: %w", err)
+	}
+	return n > 0, nil
+}
+
+// openStoresPG opens the approval store and the backlog table on the
+// PostgreSQL database dsn names, through one pool.
+func openStoresPG(ctx context.Context, dsn string, log *slog.Logger) (*stores, error) {
+	db, err := pgdsn.Open(ctx, "-approvals", dsn)
+	if err != nil {
+		return nil, err
+	}
+	st, err := approval.OpenDB(ctx, db, approval.WithLogger(log), approval.WithCreate())
+	if err != nil {
+		_ = db.Close()
+		return nil, pgdsn.Redact(err, dsn)
+	}
+	// The backlog's Close closes the pool, after the store's Close.
+	return &stores{approval: st, backlog: &backlog{db: db, pg: true}}, nil
 }

@@ -102,8 +102,8 @@ func fixtureManifest(corpus []retrieval.Source) retrieval.Manifest {
 func fixtureQuery() []float32 { return []float32{1, 0} }
 
 // fixtureVectors places the chunk of ACME-EXPORT at (1,0), exactly where the
-// query is, and every other admissible chunk at (0,1), as the issue's
-// controlled fixture does. It departs from that fixture ("every other chunk
+// query is, and every other admissible chunk at (0,1), as the controlled
+// fixture of docs/examples.md does. It departs from that fixture ("every other chunk
 // at (0,1)") for the decoys only: they are placed at (1,0) too, as near as a
 // vector can be, so that only the policy keeps them out of the result.
 func fixtureVectors(chunks []retrieval.Chunk) [][]float32 {
@@ -148,7 +148,7 @@ func proposeDraft(ans retrieval.Answer) BacklogDraft {
 // fixtureLayout checks the controlled vectors against what run prints about
 // them, and returns that line: the ACME-EXPORT chunk at (1,0), every other
 // chunk the policy admits at (0,1), and every chunk it refuses at (1,0).
-func fixtureLayout(corpus []retrieval.Source, chunks []retrieval.Chunk, vectors [][]float32, policy retrieval.Policy) (string, error) {
+func fixtureLayout(corpus []retrieval.Source, chunks []retrieval.Chunk, vectors [][]float32, policy retrieval.CorpusPolicy) (string, error) {
 	if len(vectors) != len(chunks) {
 		return "", fmt.Errorf("fixture check: %d vectors for %d chunks", len(vectors), len(chunks))
 	}
@@ -172,7 +172,7 @@ func fixtureLayout(corpus []retrieval.Source, chunks []retrieval.Chunk, vectors 
 			return "", fmt.Errorf("fixture check: %s is %s but sits at %v, want %v", c.ID, what, vectors[i], want)
 		}
 	}
-	return fmt.Sprintf("Vectors: %s at (1,0) and the %d other admissible chunks at (0,1), as in the issue's controlled fixture; "+
+	return fmt.Sprintf("Vectors: %s at (1,0) and the %d other admissible chunks at (0,1), as in the controlled fixture of docs/examples.md; "+
 		"unlike it, the %d refused decoys are deliberately at (1,0) too, on the query, so that the policy, not the vector, keeps them out",
 		answerSource, admitted, refused), nil
 }
@@ -181,7 +181,7 @@ func fixtureLayout(corpus []retrieval.Source, chunks []retrieval.Chunk, vectors 
 // refused by the policy for its own reason, and none reached the hits. A
 // violation is a bug in the index or in the corpus, never something to
 // answer from.
-func checkPolicy(corpus []retrieval.Source, policy retrieval.Policy, hits []retrieval.Hit) error {
+func checkPolicy(corpus []retrieval.Source, policy retrieval.CorpusPolicy, hits []retrieval.Hit) error {
 	for _, d := range decoys() {
 		i := slices.IndexFunc(corpus, func(s retrieval.Source) bool { return s.ID == d.ID })
 		if i < 0 {

@@ -23,8 +23,8 @@
 //     and two unrelated passages. With the controlled profile
 //     ("Profile=fixture; controlled dense vectors and answer; no model
 //     qualification") every chunk has a two-dimension vector: ACME-EXPORT at
-//     (1,0) and every other admissible chunk at (0,1), as the issue's
-//     controlled fixture has it. Unlike that fixture, which puts every other
+//     (1,0) and every other admissible chunk at (0,1), as the controlled
+//     fixture of docs/examples.md has it. Unlike that fixture, which puts every other
 //     chunk at (0,1), the four decoys are deliberately placed at (1,0) too,
 //     on the query itself, so that the policy, not the vector, keeps them
 //     out; run prints a line saying so, checks that the vectors are laid out
@@ -61,15 +61,18 @@
 //
 // resume is meant to run in a new process. It reads the receipt, has
 // approval.Store.Resume check that this store issued it for graph version
-// "documented/1", records the decision (decided by -by, default the login
-// name), and on approval runs approval.Store.Apply with an effect that
+// "documented/1", records the decision (decided by -by, default $USER, else
+// the login name, else "operator"), and on approval runs approval.Store.Apply with an effect that
 // writes one row into the ApprovedBacklogItems table, in the same SQLite
 // transaction as the approval's own item, from the draft as stored (never
 // from evidence.json or from memory). It prints the stored state: status,
 // decision, item id, backlog row, the draft as stored and the number of
-// ApprovedBacklogItems rows. Repeating the same decision is harmless and
-// writes nothing; a different decision is refused with the standing one
-// (exit status 1) and changes nothing.
+// ApprovedBacklogItems rows. The same verdict again, by the same person or
+// another, records nothing new: resume prints "Decision: already approved
+// by <the standing decider>; nothing new recorded" and exits 0 (an
+// approval's apply runs again and writes nothing). The other verdict is
+// refused with the standing one (exit status 1) and changes nothing. This is
+// the one policy of the examples (docs/examples.md).
 //
 // # show
 //
@@ -84,17 +87,25 @@
 // the user cache directory (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on
 // Linux, ~/Library/Caches on macOS). It holds index.db (the retrieval
 // index), approvals.db (the approval store and the ApprovedBacklogItems
-// table), evidence.json and receipt.json.
+// table), evidence.json and receipt.json. -approvals moves the approval
+// store and the backlog table: a SQLite file path, or a PostgreSQL database
+// when the value starts with postgres:// or postgresql:// (schemas candor
+// and candor_documented; the rows are immutable there too). A malformed DSN
+// is a usage error (exit 2) that never prints the DSN; an unreachable
+// database exits 1.
 //
 // # Failures
 //
 // Exit status 0: the command did what it printed. Exit status 2: the
-// command line is wrong (the usage is printed). Exit status 1: anything
-// else, with one line on stderr that says what, for example:
+// command line is wrong (one line and the usage on stderr; -h prints the
+// usage on stdout and exits 0). Exit status 3: no -dir and no user cache
+// directory. A first SIGINT or SIGTERM lets the command finish its step; a
+// second exits at once. Exit status 1: anything else, with one line on
+// stderr that says what, for example:
 //
 //   - the gate refused the evidence (retrieval.ErrRejected, each rule and
 //     chunk named); nothing was registered;
-//   - -live could not embed (retrieval.ErrEmbed with the HTTP status or
+//   - -live could not embed (ollama.ErrEmbed with the HTTP status or
 //     transport error); nothing was registered;
 //   - an earlier proposal is still waiting; decide it first;
 //   - resume without a receipt or store, a receipt from another graph
@@ -104,4 +115,15 @@
 //     (approval.ErrAlreadyDecided; the stored state is printed unchanged);
 //   - stored rows that contradict the approval store (an item row missing,
 //     duplicated or holding another draft).
+//
+// # Telemetry
+//
+// With OTEL_EXPORTER_OTLP_ENDPOINT (or the per-signal
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_METRICS_ENDPOINT)
+// set, the program installs the OpenTelemetry SDK and the retrieval,
+// ollama and approval packages export their spans and metrics over
+// OTLP/HTTP, as service OTEL_SERVICE_NAME (default "documented"); with
+// none set nothing is exported. A value that is not an http(s) URL is a
+// configuration error (exit status 3), reported after the flags are
+// checked; -h lists the variables.
 package main

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/candorkit/candor/approval"
+	"github.com/candorkit/candor/examples/internal/clitest"
 	"github.com/candorkit/candor/internal/testproc"
 )
 
@@ -163,8 +164,8 @@ func (a *agent) propose(t *testing.T, dir string) (opID string, r result) {
 		t.Fatalf("ACME-EXPORT#0 is not the first hit:\n%s", r.stdout)
 	}
 	// The output says plainly where the vectors are, and why the decoys
-	// differ from the "every other chunk at (0,1)".
-	if !strings.Contains(r.stdout, "\nVectors: ACME-EXPORT at (1,0) and the 2 other admissible chunks at (0,1), as in the issue's controlled fixture; "+
+	// differ from the fixture's "every other chunk at (0,1)" (docs/examples.md).
+	if !strings.Contains(r.stdout, "\nVectors: ACME-EXPORT at (1,0) and the 2 other admissible chunks at (0,1), as in the controlled fixture of docs/examples.md; "+
 		"unlike it, the 4 refused decoys are deliberately at (1,0) too, on the query, so that the policy, not the vector, keeps them out\n") {
 		t.Fatalf("run does not state the vector layout:\n%s", r.stdout)
 	}
@@ -272,6 +273,22 @@ func TestAgentProcesses(t *testing.T) {
 		}
 	})
 
+	// The examples' one policy: the same verdict by another person exits 0,
+	// records nothing and names the standing decider.
+	t.Run("same verdict another person", func(t *testing.T) {
+		dir := t.TempDir()
+		a.propose(t, dir)
+		first := a.mustRun(t, "resume", "-dir", dir, "-by", "alice", "approve")
+		again := a.mustRun(t, "resume", "-dir", dir, "-by", "bob", "approve")
+		if !strings.Contains(again.stdout, "Decision: already approved by alice; nothing new recorded") ||
+			again.field("ItemID") != first.field("ItemID") || again.field("ApprovedBacklogItems") != "1" {
+			t.Fatalf("approve by another person:\n%s\nfirst:\n%s", again, first)
+		}
+		if states, _ := readStore(t, dir); len(states) != 1 || states[0].Decision == nil || states[0].Decision.DecidedBy != "alice" {
+			t.Fatalf("standing decision: %+v", states)
+		}
+	})
+
 	t.Run("reject is final", func(t *testing.T) {
 		dir := t.TempDir()
 		a.propose(t, dir)
@@ -324,7 +341,7 @@ func TestAgentProcesses(t *testing.T) {
 		ln.Close() // nothing listens there any more
 		r := a.exec(t, "run", "-dir", dir, "--live", "-ollama-url", url)
 		if r.code != exitFailure || !strings.Contains(r.stderr, "live embedding") || !strings.Contains(r.stderr, "no fallback") ||
-			!strings.Contains(r.stderr, "retrieval: embedding failed") || !strings.Contains(r.stderr, url) {
+			!strings.Contains(r.stderr, "ollama: ") || !strings.Contains(r.stderr, url) {
 			t.Fatalf("run --live against %s:\n%s", url, r)
 		}
 		if strings.Contains(r.stdout, "Profile=fixture") || !strings.HasPrefix(r.stdout, "Profile=live;") || strings.Contains(r.stdout, "Hit 1") ||
@@ -438,9 +455,13 @@ func TestAgentProcesses(t *testing.T) {
 			{"run", "-dir", dir, "extra"},
 			{"show", "-dir", dir, "-nope"},
 		} {
-			if r := a.exec(t, args...); r.code != exitUsage || !strings.Contains(r.stderr, "usage") {
-				t.Errorf("%q: %s", args, r)
-			}
+			clitest.UsageError(t, a.bin, nil, args, "documented", "Usage:")
+		}
+		// -h, help and each command's -h: the usage on stdout, exit 0.
+		clitest.Help(t, a.bin, []string{"-h"}, "documented run", "documented resume", "documented show", "Exit codes:", "docs/examples.md")
+		clitest.Help(t, a.bin, []string{"help"}, "documented run", "Exit codes:")
+		for _, cmd := range []string{"run", "resume", "show"} {
+			clitest.Help(t, a.bin, []string{cmd, "-h"}, "Flags of documented "+cmd+":", "-dir")
 		}
 		if r := a.exec(t, "resume", "-dir", dir, "approve"); r.code != exitFailure || !strings.Contains(r.stderr, "run first") {
 			t.Errorf("resume before run: %s", r)

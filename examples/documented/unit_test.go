@@ -92,12 +92,12 @@ func TestFixture(t *testing.T) {
 		!strings.Contains(chunks[i].Text, answerQuote) {
 		t.Fatalf("%s does not hold the quote %q", answerChunk, answerQuote)
 	}
-	policy := retrieval.Policy{AsOf: asOf(), Scope: scope}
+	policy := retrieval.CorpusPolicy{AsOf: asOf(), Scope: scope}
 	if err := checkPolicy(corpus, policy, nil); err != nil {
 		t.Fatal(err)
 	}
 	// What run prints about the vectors holds, and is checked: the answer's
-	// chunk on the query, every other admitted chunk at (0,1) as the issue
+	// chunk on the query, every other admitted chunk at (0,1) as the fixture
 	// has it, every refused one on the query.
 	for k, c := range chunks {
 		i := slices.IndexFunc(corpus, func(s retrieval.Source) bool { return s.ID == c.Source })
@@ -111,7 +111,7 @@ func TestFixture(t *testing.T) {
 		}
 	}
 	layout, err := fixtureLayout(corpus, chunks, vs, policy)
-	want := "Vectors: ACME-EXPORT at (1,0) and the 2 other admissible chunks at (0,1), as in the issue's controlled fixture; " +
+	want := "Vectors: ACME-EXPORT at (1,0) and the 2 other admissible chunks at (0,1), as in the controlled fixture of docs/examples.md; " +
 		"unlike it, the 4 refused decoys are deliberately at (1,0) too, on the query, so that the policy, not the vector, keeps them out"
 	if err != nil || layout != want {
 		t.Fatalf("layout %q (%v), want %q", layout, err, want)

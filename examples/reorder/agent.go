@@ -12,7 +12,7 @@ import (
 	"github.com/candorkit/candor/approval"
 	"github.com/candorkit/candor/mcpclient"
 	"github.com/candorkit/candor/reorder"
-	"github.com/candorkit/candor/tokenexchange"
+	"github.com/candorkit/candor/tokenexchange/mandate"
 )
 
 // msgNoMandate is logged when the person gave no mandate (or withdrew it).
@@ -34,10 +34,10 @@ type agent struct {
 	user, agentName string
 	catalogURL      string
 	catalogLabel    string // how the output names the catalog
-	policy          reorder.Policy
+	policy          reorder.Thresholds
 	budget          mcpclient.Budget
 	schedule        reorder.Schedule
-	mandates        *tokenexchange.MandateStore
+	mandates        *mandate.Store
 	approvals       *approval.Store
 	log             *slog.Logger
 }
@@ -99,7 +99,7 @@ func (a *agent) run(ctx context.Context, at time.Time) *report {
 	mandates := reorder.MandateFunc(func(ctx context.Context) (reorder.Mandate, error) {
 		tok, err := a.mandates.Token(ctx, a.user, a.agentName)
 		if err != nil {
-			if errors.Is(err, tokenexchange.ErrNoMandate) {
+			if errors.Is(err, mandate.ErrNoMandate) {
 				return reorder.Mandate{}, fmt.Errorf("%w: %w", reorder.ErrNoMandate, err)
 			}
 			return reorder.Mandate{}, err
@@ -119,19 +119,19 @@ func (a *agent) run(ctx context.Context, at time.Time) *report {
 		client = c
 		return &mcpCatalog{c: c, tool: listTool}, nil
 	}
-	runner, err := reorder.NewRunner(mandates, open, reorder.WithPolicy(a.policy))
+	runner, err := reorder.NewRunner(mandates, open, a.policy)
 	if err != nil {
 		return fail(err)
 	}
 
 	prop, err := runner.Run(ctx)
-	var merr *reorder.MandateError
+	var merr *reorder.HaltedError
 	if errors.As(err, &merr) {
 		switch {
-		case errors.Is(err, tokenexchange.ErrMandateRejected):
+		case errors.Is(err, mandate.ErrRejected):
 			a.log.Error("mandate rejected by the provider: halting before any read", slog.String("user", a.user), slog.Any("error", err))
 			return fail(err)
-		case errors.Is(err, tokenexchange.ErrMandateUnreadable):
+		case errors.Is(err, mandate.ErrUnreadable):
 			a.log.Error("mandate cannot be opened with this key: halting before any exchange or read", slog.String("user", a.user))
 			return fail(err)
 		case errors.Is(err, reorder.ErrNoMandate):

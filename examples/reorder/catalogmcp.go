@@ -31,7 +31,7 @@ type mcpCatalog struct {
 
 // Page implements reorder.Catalog.
 func (m *mcpCatalog) Page(ctx context.Context, cursor string, size int) (reorder.Batch, string, error) {
-	p, err := mcpclient.Page[wireProduct](ctx, m.c, m.tool, nil, size, cursor)
+	p, err := mcpclient.Page[wireProduct](ctx, m.c, m.tool, nil, cursor, mcpclient.PageOptions{Size: size})
 	if err != nil {
 		return reorder.Batch{}, "", err
 	}

@@ -6,58 +6,59 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/candorkit/candor/approval"
-	"github.com/candorkit/candor/tokenexchange"
+	"github.com/candorkit/candor/examples/internal/decision"
+	"github.com/candorkit/candor/tokenexchange/mandate"
 )
 
 // decide records a person's verdict on a ticket and, on approval, applies
 // it: one reorders row per line, in approval.Apply's transaction, at most
-// once. Approving again (by anyone) re-runs only the idempotent Apply, which
-// also finishes an approval whose apply was interrupted; a reject after an
-// approve, or an approve after a reject, is refused and changes nothing.
+// once. The policy for a ticket already decided is package decision's:
+// approving again (by anyone) records nothing and re-runs only the
+// idempotent Apply, which also finishes an approval whose apply was
+// interrupted; rejecting again records nothing; a reject after an approve,
+// or an approve after a reject, is refused and changes nothing.
 func (a *app) decide(ctx context.Context, verdict approval.Verdict, args []string) int {
 	name := string(verdict)
 	fs := a.flagSet(name)
 	state := a.stateFlag(fs)
-	by := fs.String("by", a.env("USER"), "who decides (default $USER)")
+	where := a.storeFlag(fs, "approvals", envApprovals, approvalsFile, "approval store")
+	by := fs.String("by", decision.DefaultDecider(a.lookup), "who decides (default $USER, else the login name, else \"operator\")")
 	comment := fs.String("comment", "", "a comment kept with the decision")
 	verbose := fs.Bool("v", false, "log the store's steps on stderr")
-	if code, ok := parse(fs, args); !ok {
+	if code, ok := a.parse(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintf(a.stderr, "reorder %s: want exactly one operation id, got %d argument(s)\n", name, fs.NArg())
-		return exitUsage
+		return a.usageError(fs, "want exactly one operation id, got %d argument(s)", fs.NArg())
 	}
 	id := fs.Arg(0)
 	if strings.TrimSpace(*by) == "" {
-		fmt.Fprintf(a.stderr, "reorder %s: say who decides with -by NAME\n", name)
-		return exitUsage
+		return a.usageError(fs, "say who decides with -by NAME")
+	}
+	if code, ok := a.checkStore(fs, "approvals", envApprovals, *where); !ok {
+		return code
 	}
 	if err := openState(*state); err != nil {
 		fmt.Fprintf(a.stderr, "reorder %s: %v\n", name, err)
 		return exitFail
 	}
-	path := filepath.Join(*state, approvalsFile)
-	store, err := approval.Open(ctx, path, approval.WithLogger(a.logger(*verbose)))
+	store, err := openApprovals(ctx, *state, *where, a.logger(*verbose))
 	if err != nil {
 		fmt.Fprintf(a.stderr, "reorder %s: %v\n", name, err)
 		return exitFail
 	}
 	defer store.Close()
 
-	st, err := store.Decide(ctx, approval.Decision{OperationID: id, Verdict: verdict, Comment: *comment, DecidedBy: *by})
+	out, err := decision.Record(ctx, store.Store, approval.Decision{OperationID: id, Verdict: verdict, Comment: *comment, DecidedBy: *by})
 	var lost *approval.AlreadyDecidedError
 	switch {
 	case errors.Is(err, approval.ErrUnknownOperation):
-		fmt.Fprintf(a.stderr, "reorder %s: no ticket %q in %s\n", name, id, path)
+		fmt.Fprintf(a.stderr, "reorder %s: no ticket %q in %s\n", name, id, store.place)
 		return exitFail
-	case errors.As(err, &lost) && verdict == approval.Approve && lost.Standing.Verdict == approval.Approve:
-		fmt.Fprintf(a.stdout, "%s was already approved by %s; applying it again is harmless (at most once)\n", id, lost.Standing.DecidedBy)
 	case errors.As(err, &lost):
 		fmt.Fprintf(a.stderr, "reorder %s: %s is already decided: %s by %s (status %s); nothing changes\n",
 			name, id, pastTense(lost.Standing.Verdict), lost.Standing.DecidedBy, lost.Status)
@@ -66,14 +67,16 @@ func (a *app) decide(ctx context.Context, verdict approval.Verdict, args []strin
 		fmt.Fprintf(a.stderr, "reorder %s: %v\n", name, err)
 		return exitFail
 	case verdict == approval.Reject:
-		fmt.Fprintf(a.stdout, "%s rejected by %s: nothing will be ordered\n", id, st.Decision.DecidedBy)
+		fmt.Fprintf(a.stdout, "%s %s: nothing will be ordered\n", id, out)
 		return exitOK
+	case out.Repeated:
+		fmt.Fprintf(a.stdout, "%s %s; applying it again is harmless (at most once)\n", id, out)
 	default:
-		fmt.Fprintf(a.stdout, "%s approved by %s\n", id, st.Decision.DecidedBy)
+		fmt.Fprintf(a.stdout, "%s %s\n", id, out)
 	}
 
 	written := 0
-	st, err = store.Apply(ctx, id, writeReorders(a.now, &written))
+	st, err := store.Apply(ctx, id, writeReorders(a.now, &written, store.postgres()))
 	if err != nil {
 		fmt.Fprintf(a.stderr, "reorder approve: applying %s: %v\n", id, err)
 		if errors.Is(err, approval.ErrEffectFailed) {
@@ -86,7 +89,7 @@ func (a *app) decide(ctx context.Context, verdict approval.Verdict, args []strin
 	} else {
 		fmt.Fprintf(a.stdout, "already applied (approval item %d): no row written now\n", st.ItemID)
 	}
-	rows, err := readReorders(ctx, path, id)
+	rows, err := store.readReorders(ctx, id)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "reorder approve: reading the reorders rows: %v\n", err)
 		return exitFail
@@ -109,21 +112,23 @@ func pastTense(v approval.Verdict) string {
 func (a *app) show(ctx context.Context, args []string) int {
 	fs := a.flagSet("show")
 	state := a.stateFlag(fs)
+	where := a.storeFlag(fs, "approvals", envApprovals, approvalsFile, "approval store")
 	asJSON := fs.Bool("json", false, "print as JSON")
-	if code, ok := parse(fs, args); !ok {
+	if code, ok := a.parse(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintf(a.stderr, "reorder show: want exactly one operation id, got %d argument(s)\n", fs.NArg())
-		return exitUsage
+		return a.usageError(fs, "want exactly one operation id, got %d argument(s)", fs.NArg())
 	}
 	id := fs.Arg(0)
-	path := filepath.Join(*state, approvalsFile)
+	if code, ok := a.checkStore(fs, "approvals", envApprovals, *where); !ok {
+		return code
+	}
 	if err := openState(*state); err != nil {
 		fmt.Fprintln(a.stderr, "reorder show:", err)
 		return exitFail
 	}
-	store, err := approval.Open(ctx, path, approval.WithLogger(a.logger(false)))
+	store, err := openApprovals(ctx, *state, *where, a.logger(false))
 	if err != nil {
 		fmt.Fprintln(a.stderr, "reorder show:", err)
 		return exitFail
@@ -134,7 +139,7 @@ func (a *app) show(ctx context.Context, args []string) int {
 		fmt.Fprintln(a.stderr, "reorder show:", err)
 		return exitFail
 	}
-	rows, err := readReorders(ctx, path, id)
+	rows, err := store.readReorders(ctx, id)
 	if err != nil {
 		fmt.Fprintln(a.stderr, "reorder show:", err)
 		return exitFail
@@ -180,14 +185,17 @@ func (a *app) show(ctx context.Context, args []string) int {
 func (a *app) mandateCmd(ctx context.Context, cmd string, args []string) int {
 	fs := a.flagSet(cmd)
 	state := a.stateFlag(fs)
+	where := a.storeFlag(fs, "mandates", envMandates, mandatesFile, "mandate store")
 	user := fs.String("user", a.env(envUser), "the person (env "+envUser+"; default the demo's "+demoUser+")")
 	agentName := fs.String("client-id", a.env(envClientID), "the agent (env "+envClientID+"; default the demo's "+demoAgent+")")
-	if code, ok := parse(fs, args); !ok {
+	if code, ok := a.parse(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(a.stderr, "reorder %s takes no arguments\n", cmd)
-		return exitUsage
+		return a.usageError(fs, "takes no arguments, got %q", fs.Args())
+	}
+	if code, ok := a.checkStore(fs, "mandates", envMandates, *where); !ok {
+		return code
 	}
 	if *user == "" {
 		*user = demoUser
@@ -199,7 +207,7 @@ func (a *app) mandateCmd(ctx context.Context, cmd string, args []string) int {
 	offline := a.env(envOfflineToken)
 	if cmd == "grant" && offline == "" && !isDemo {
 		fmt.Fprintf(a.stderr, "reorder grant: put %s's offline refresh token in %s\n", *user, envOfflineToken)
-		return exitUsage
+		return exitConfig
 	}
 	if err := openState(*state); err != nil {
 		fmt.Fprintf(a.stderr, "reorder %s: %v\n", cmd, err)
@@ -208,9 +216,9 @@ func (a *app) mandateCmd(ctx context.Context, cmd string, args []string) int {
 	key, err := a.mandateKey(*state, isDemo)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "reorder %s: %v\n", cmd, err)
-		return exitFail
+		return exitFor(err)
 	}
-	store, err := tokenexchange.OpenMandateStore(ctx, filepath.Join(*state, mandatesFile), tokenexchange.MandateOptions{Key: key})
+	store, err := openMandates(ctx, *state, *where, mandate.WithKey(key))
 	if err != nil {
 		fmt.Fprintf(a.stderr, "reorder %s: %v\n", cmd, err)
 		return exitFail
@@ -232,7 +240,7 @@ func (a *app) mandateCmd(ctx context.Context, cmd string, args []string) int {
 		fmt.Fprintf(a.stdout, "demo: %s grants %s a mandate again; the next run uses it\n", *user, *agentName)
 	default:
 		err := store.Revoke(ctx, *user, *agentName)
-		if err != nil && !(isDemo && errors.Is(err, tokenexchange.ErrNoMandate)) {
+		if err != nil && !(isDemo && errors.Is(err, mandate.ErrNoMandate)) {
 			fmt.Fprintln(a.stderr, "reorder revoke:", err)
 			return exitFail
 		}
@@ -313,10 +321,10 @@ func printTable(w io.Writer, rows [][]string, right ...int) {
 }
 
 // printReport prints one run as a table or as JSON.
-func (a *app) printReport(rep *report, asJSON bool, state string) error {
+func (a *app) printReport(rep *report, asJSON bool, state, approvals string) error {
 	w := a.stdout
 	approveCmd := func(verb string) string {
-		return a.progName + " " + verb + a.stateArg(state) + " " + rep.Ticket.OperationID
+		return a.progName + " " + verb + a.stateArg(state) + a.storeArg("approvals", envApprovals, approvals) + " " + rep.Ticket.OperationID
 	}
 	if asJSON {
 		out := struct {
@@ -378,7 +386,8 @@ func (a *app) printReport(rep *report, asJSON bool, state string) error {
 		fmt.Fprintf(w, "no approval ticket: %s\n", rep.NoTicket)
 	}
 	if rep.Error != "" {
-		fmt.Fprintf(w, "failed: %s\n", rep.Error)
+		// A failure goes to stderr (the JSON form carries it in "error").
+		fmt.Fprintf(a.stderr, "reorder: run failed: %s\n", rep.Error)
 	}
 	return nil
 }

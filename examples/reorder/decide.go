@@ -33,6 +33,38 @@ const reordersSchema = `CREATE TABLE IF NOT EXISTS reorders (
 	UNIQUE (operation_id, product_code)
 ) STRICT`
 
+// reordersSchemaPG is reordersSchema on PostgreSQL, in a schema of its
+// own beside the approval store's.
+const (
+	reordersSchemaNamePG = `CREATE SCHEMA IF NOT EXISTS candor_reorder`
+	reordersSchemaPG     = `CREATE TABLE IF NOT EXISTS candor_reorder.reorders (
+	operation_id     TEXT    NOT NULL,
+	line_no          INTEGER NOT NULL CHECK (line_no >= 1),
+	product_code     TEXT    NOT NULL CHECK (product_code <> ''),
+	product_name     TEXT    NOT NULL,
+	vendor           TEXT    NOT NULL,
+	on_hand          INTEGER NOT NULL,
+	quantity         INTEGER NOT NULL CHECK (quantity > 0),
+	run_date         TEXT    NOT NULL,
+	approval_item_id BIGINT  NOT NULL,
+	approved_by      TEXT    NOT NULL,
+	recorded_at      TEXT    NOT NULL,
+	PRIMARY KEY (operation_id, line_no),
+	UNIQUE (operation_id, product_code)
+)`
+)
+
+const (
+	insertReorder = `INSERT INTO reorders
+	(operation_id, line_no, product_code, product_name, vendor, on_hand, quantity,
+	 run_date, approval_item_id, approved_by, recorded_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertReorderPG = `INSERT INTO candor_reorder.reorders
+	(operation_id, line_no, product_code, product_name, vendor, on_hand, quantity,
+	 run_date, approval_item_id, approved_by, recorded_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
+)
+
 // reorderRow is one row of the reorders table.
 type reorderRow struct {
 	OperationID string `json:"operationId"`
@@ -52,7 +84,12 @@ type reorderRow struct {
 // persisted draft (never a value held in memory), checks it again, and
 // inserts one reorders row per line through Apply's transaction, so the rows
 // commit with the operation's completion or not at all.
-func writeReorders(now func() time.Time, ran *int) approval.Effect {
+// On PostgreSQL (postgres true) the table is candor_reorder.reorders.
+func writeReorders(now func() time.Time, ran *int, postgres bool) approval.Effect {
+	schema, insert := reordersSchema, insertReorder
+	if postgres {
+		schema, insert = reordersSchemaPG, insertReorderPG
+	}
 	return func(ctx context.Context, tx *sql.Tx, item approval.Item) error {
 		d, err := decodeDraft(item.Draft)
 		if err != nil {
@@ -61,15 +98,17 @@ func writeReorders(now func() time.Time, ran *int) approval.Effect {
 		if problems := d.Validate(); len(problems) > 0 {
 			return fmt.Errorf("stored draft no longer valid: %w", errors.Join(problems...))
 		}
-		if _, err := tx.ExecContext(ctx, reordersSchema); err != nil {
+		if postgres {
+			if _, err := tx.ExecContext(ctx, reordersSchemaNamePG); err != nil {
+				return fmt.Errorf("creating the reorders schema: %w", err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, schema); err != nil {
 			return fmt.Errorf("creating the reorders table: %w", err)
 		}
 		at := now().UTC().Format(time.RFC3339Nano)
 		for i, l := range d.Lines {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO reorders
-				(operation_id, line_no, product_code, product_name, vendor, on_hand, quantity,
-				 run_date, approval_item_id, approved_by, recorded_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			if _, err := tx.ExecContext(ctx, insert,
 				item.OperationID, i+1, l.Code, l.Name, l.Vendor, l.OnHand, l.Quantity,
 				d.RunDate, item.ID, item.Decision.DecidedBy, at); err != nil {
 				return fmt.Errorf("writing reorder line %d (%s): %w", i+1, l.Code, err)
@@ -102,6 +141,29 @@ func readReorders(ctx context.Context, path, operationID string) ([]reorderRow, 
 	if err != nil {
 		return nil, err
 	}
+	return scanReorders(rows)
+}
+
+// readReordersPG is readReorders on the PostgreSQL pool of the approval
+// store.
+func readReordersPG(ctx context.Context, db *sql.DB, operationID string) ([]reorderRow, error) {
+	var exists bool
+	if err := db.QueryRowContext(ctx, `SELECT to_regclass('candor_reorder.reorders') IS NOT NULL`).Scan(&exists); err != nil {
+		return nil, fmt.Errorf("looking for the reorders table: %w", err)
+	}
+	if !exists {
+		return nil, nil // no proposal was ever applied
+	}
+	rows, err := db.QueryContext(ctx, `SELECT operation_id, line_no, product_code, product_name, vendor,
+		on_hand, quantity, run_date, approval_item_id, approved_by, recorded_at
+		FROM candor_reorder.reorders WHERE $1 = '' OR operation_id = $1 ORDER BY operation_id, line_no`, operationID)
+	if err != nil {
+		return nil, err
+	}
+	return scanReorders(rows)
+}
+
+func scanReorders(rows *sql.Rows) ([]reorderRow, error) {
 	defer rows.Close()
 	var out []reorderRow
 	for rows.Next() {

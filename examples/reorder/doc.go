@@ -16,10 +16,10 @@
 //
 //   - No identity, no action. At 06:00 no one is logged in, so the agent
 //     acts on the person's offline mandate, kept sealed by
-//     tokenexchange.MandateStore: the refresh token is redeemed at the
+//     mandate.Store (tokenexchange/mandate): the refresh token is redeemed at the
 //     agent's client and the access token exchanged (RFC 8693) for the
 //     catalog's audience. Without a mandate the run logs "no mandate:
-//     halting before any exchange or read" and exits 0: no request reaches
+//     halting before any exchange or read" and exits 1: no request reaches
 //     the token endpoint or the catalog (reorder.Runner calls the catalog
 //     opener only once it holds a mandate).
 //   - The catalog is read through mcpclient (bearer token on every request,
@@ -41,14 +41,17 @@
 //   - approve records the decision and applies it with approval.Apply: one
 //     row per line in the reorders table of the same SQLite file, written by
 //     the Effect in the store's transaction, so the rows commit with the
-//     completion or not at all, and approving again writes nothing. reject
-//     after approve (or approve after reject) is refused and changes nothing.
+//     completion or not at all, and approving again writes nothing. The same
+//     verdict again, by anyone, records nothing new and exits 0; reject
+//     after approve (or approve after reject) is refused and changes nothing
+//     (the examples' one policy, docs/examples.md). -by defaults to $USER,
+//     else the login name, else "operator".
 //
 // By default everything runs on 127.0.0.1, in the demo world of
 // examples/internal/demo shared with the availability example: the
 // embedded MCP catalog of examples/internal/catalog (110 classicmodels
 // products) behind a bearer check that verifies every token at an embedded
-// OpenID provider (internal/oidctest), where the demo user marie grants the
+// OpenID provider (tokenexchange/oidctest), where the demo user marie grants the
 // agent a mandate on the first run. The provider lives as long as the process, so while her
 // consent stands the demo has her grant a fresh offline token at every
 // start; revoke erases the mandate and records her choice, grant restores
@@ -63,18 +66,44 @@
 // created with mode 0700) holds approvals.db (tickets, decisions, approved
 // items and the reorders table), mandates.db (sealed mandates) and, for the
 // demo only, demo-mandate.key (the demo's key when CANDOR_MANDATE_KEY is
-// unset) and demo-consent.
+// unset) and demo-consent. -approvals (env CANDOR_REORDER_APPROVALS) and
+// -mandates (env CANDOR_REORDER_MANDATES) move the approval store (with the
+// reorders table) and the mandate store elsewhere: a SQLite file path, or a
+// PostgreSQL database when the value starts with postgres:// or
+// postgresql:// (schemas candor and candor_reorder, created when missing),
+// so that replicas and job pods share one truth. A malformed DSN is a usage
+// error (exit 2; 3 when it comes from the environment) that never prints
+// the DSN; an unreachable database exits 1. To start over, delete the directory (the demo
+// grants marie's mandate again on the next run). The first go run compiles
+// for about a minute and a half (docs/examples.md).
 //
 // # Exit codes and failures
 //
-// 0: a complete proposal (with or without a ticket), a decision recorded, or
-// no mandate (the person did not authorise the agent: nothing was done).
-// 1: an incomplete scan; a mandate the provider rejected or the key cannot
-// open; an unreachable or failing catalog or provider; a decision refused
-// because another one stands; an unknown operation id; an apply whose
-// effect failed (nothing was written, the ticket stays approved and
-// approving again retries). 2: bad flags or arguments. Tokens, client
+// 0: a complete proposal (with or without a ticket), or a decision recorded
+// or already standing. 1: no mandate (the person did not authorise the
+// agent: nothing was done, and nothing done is not a success); an
+// incomplete scan; a mandate the provider rejected or the key cannot open;
+// an unreachable or failing catalog or provider; a decision refused because
+// another one stands; an unknown operation id; an apply whose effect failed
+// (nothing was written, the ticket stays approved and approving again
+// retries). 2: bad flags or arguments, printed as one line and the usage on
+// stderr (-h prints the usage on stdout and exits 0). 3: configuration:
+// CANDOR_MANDATE_KEY missing or invalid with real services, or
+// CANDOR_OFFLINE_TOKEN missing for grant. In the daily loop a failed run is
+// logged and the loop goes on; a first SIGINT or SIGTERM ends the loop
+// (exit 0; a run in flight is cancelled), a second exits at once (exit 1). Tokens, client
 // secrets and the mandate key never appear in the output or the logs.
+//
+// # Telemetry
+//
+// With OTEL_EXPORTER_OTLP_ENDPOINT (or the per-signal
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_METRICS_ENDPOINT)
+// set, the program installs the OpenTelemetry SDK and every candor package
+// it uses exports its spans and metrics over OTLP/HTTP, as service
+// OTEL_SERVICE_NAME (default: the program's name); with none set nothing
+// is exported. A value that is not an http(s) URL is a configuration
+// error (exit 3), reported after the flags are checked; -h lists the
+// variables.
 //
 // # Limits
 //

@@ -48,7 +48,7 @@ type DraftLine struct {
 
 // newDraft turns a proposal into a draft. The caller decides whether it may
 // become a ticket (Validate says).
-func newDraft(p reorder.Proposal, pol reorder.Policy, runDate, zone, subject string) Draft {
+func newDraft(p reorder.Proposal, pol reorder.Thresholds, runDate, zone, subject string) Draft {
 	pol = pol.WithDefaults()
 	d := Draft{
 		Kind: draftKind, RunDate: runDate, Zone: zone, Subject: subject,

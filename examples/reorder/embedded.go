@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 
 	"github.com/candorkit/candor/examples/internal/demo"
-	"github.com/candorkit/candor/tokenexchange"
+	"github.com/candorkit/candor/tokenexchange/mandate"
 )
 
 // Identities of the embedded demo.
@@ -73,7 +73,7 @@ func writeConsent(dir string, c consent) error {
 // has her grant a fresh offline token. Once she revoked it, nothing is
 // granted and the agent finds no mandate. A real provider keeps the offline
 // session, and the store keeps its rotated refresh token from run to run.
-func grantDemoMandate(ctx context.Context, e *demo.World, store *tokenexchange.MandateStore, dir string, log *slog.Logger) error {
+func grantDemoMandate(ctx context.Context, e *demo.World, store *mandate.Store, dir string, log *slog.Logger) error {
 	c, err := readConsent(dir)
 	if err != nil {
 		return err
@@ -104,12 +104,12 @@ func demoKey(dir string) ([]byte, error) {
 	path := filepath.Join(dir, demoKeyFile)
 	b, err := os.ReadFile(path)
 	if err == nil {
-		return tokenexchange.ParseKey(string(bytes.TrimSpace(b)))
+		return mandate.ParseKey(string(bytes.TrimSpace(b)))
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	key := make([]byte, tokenexchange.KeySize)
+	key := make([]byte, mandate.KeySize)
 	_, _ = rand.Read(key)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {

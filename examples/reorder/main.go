@@ -15,10 +15,13 @@ import (
 	_ "time/tzdata" // the schedule's zone must load on machines without a zone database
 
 	"github.com/candorkit/candor/approval"
+	"github.com/candorkit/candor/examples/internal/cli"
 	"github.com/candorkit/candor/examples/internal/demo"
+	"github.com/candorkit/candor/examples/internal/telemetry"
 	"github.com/candorkit/candor/mcpclient"
 	"github.com/candorkit/candor/reorder"
 	"github.com/candorkit/candor/tokenexchange"
+	"github.com/candorkit/candor/tokenexchange/mandate"
 )
 
 func main() {
@@ -32,7 +35,7 @@ func main() {
 // flag, and never printed or logged.
 const (
 	envState        = "CANDOR_REORDER_STATE"
-	envMandateKey   = "CANDOR_MANDATE_KEY" // base64 or hex, 32 bytes; see tokenexchange.ParseKey
+	envMandateKey   = "CANDOR_MANDATE_KEY" // base64 or hex, 32 bytes; see mandate.ParseKey
 	envCatalog      = "CANDOR_REORDER_CATALOG"
 	envTokenURL     = "CANDOR_REORDER_TOKEN_URL"
 	envClientID     = "CANDOR_REORDER_CLIENT_ID"
@@ -48,11 +51,12 @@ const (
 	mandatesFile  = "mandates.db"  // sealed offline mandates
 )
 
-// Exit codes.
+// Exit codes (see docs/examples.md).
 const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
+	exitOK     = cli.ExitOK
+	exitFail   = cli.ExitFail
+	exitUsage  = cli.ExitUsage
+	exitConfig = cli.ExitConfig
 )
 
 // defaultMaxBytes is the default byte budget of one run's MCP reads.
@@ -63,11 +67,16 @@ type app struct {
 	stdout, stderr io.Writer
 	lookup         func(string) (string, bool)
 	now            func() time.Time
-	progName       string        // how printed commands name this program
-	clock          reorder.Clock // nil: the system clock
+	progName       string // how printed commands name this program
+	// runDaily runs the daily loop; nil means reorder.Run. Tests replace it
+	// to run one scheduled job without waiting for the wall clock.
+	runDaily func(ctx context.Context, s reorder.Schedule, job reorder.Job, opts ...reorder.Option) error
 	// started, when set, receives the embedded catalog and provider once
 	// they run (tests read their counters).
 	started func(*demo.World)
+	// tel is the OpenTelemetry SDK Setup installed from OTEL_* once the
+	// command's flags parsed; nil before.
+	tel *telemetry.Telemetry
 }
 
 // progName is "go run ./examples/reorder" under go run, else the name the
@@ -100,19 +109,45 @@ Usage:
   reorder reject  [-by NAME] [-comment TEXT] OPERATION-ID
   reorder show    OPERATION-ID             a ticket, its decision and its reorders rows
   reorder revoke | grant                   withdraw or give the mandate (demo: marie's)
+  reorder help                             this text (reorder CMD -h: the flags of CMD)
 
 Every command takes -state DIR (env ` + envState + `; default <user config dir>/candor/reorder),
 the directory holding approvals.db, mandates.db and the demo's key and consent files.
+-approvals (run, approve, reject, show; env ` + envApprovals + `) and -mandates (run, revoke,
+grant; env ` + envMandates + `) put the approval store (and its reorders table) and the
+mandate store elsewhere: a value starting with postgres:// or postgresql:// is a PostgreSQL
+DSN (schemas candor and candor_reorder, created when missing; shared by every process on that
+database), anything else a SQLite file path. A malformed DSN is a usage error (exit 2; 3 from
+the environment) and is never printed; an unreachable database exits 1.
 
 Real services: -catalog URL (env ` + envCatalog + `) starts nothing embedded; then -token-url,
 -client-id, -user and the client secret (env ` + envClientSecret + `) are required, and the
 mandate key comes from ` + envMandateKey + ` only (32 bytes, base64 or hex). To store a mandate:
 ` + envOfflineToken + `=<refresh token> reorder grant -user U -client-id C. Secrets and tokens are
 never printed or logged.
+
+Deciding a ticket that is already decided: the first decision stands. The same verdict again,
+by anyone, records nothing new, says who decided, and for an approval re-runs the idempotent
+apply (exit 0); the other verdict is refused (exit 1). -by defaults to $USER, else the login
+name, else "operator".
+
+Exit codes: 0 done (a complete proposal, with or without a ticket; a decision recorded or
+already standing); 1 the work failed or was refused (no mandate, an incomplete scan, a
+rejected mandate, an unreachable catalog or provider, a refused decision, an unknown ticket);
+2 usage (bad flags or arguments); 3 configuration (` + envMandateKey + ` missing or invalid with
+real services, ` + envOfflineToken + ` missing for grant). A second SIGINT exits at once.
+See docs/examples.md.
 `
 
 // run dispatches the subcommands and returns the exit code.
 func (a *app) run(ctx context.Context, args []string) int {
+	defer func() {
+		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := a.tel.Shutdown(flush); err != nil {
+			fmt.Fprintf(a.stderr, "reorder: flushing telemetry: %v\n", err)
+		}
+	}()
 	if len(args) > 0 {
 		switch args[0] {
 		case "approve":
@@ -126,35 +161,54 @@ func (a *app) run(ctx context.Context, args []string) int {
 		case "revoke":
 			return a.mandateCmd(ctx, "revoke", args[1:])
 		case "help":
-			fmt.Fprint(a.stdout, usageText)
+			fmt.Fprint(a.stdout, usageText+"\n"+telemetry.Usage)
 			return exitOK
 		}
 	}
 	return a.agentCmd(ctx, args)
 }
 
-// flagSet returns a flag set printing its usage on stdout for -h.
-func (a *app) flagSet(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(a.stderr)
-	fs.Usage = func() {
-		fmt.Fprint(a.stdout, usageText+"\nFlags of "+name+":\n")
-		fs.SetOutput(a.stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(a.stderr)
+// flagSet returns the flag set of a command: "reorder" for a run,
+// "reorder approve" and so on for the others.
+func (a *app) flagSet(cmd string) *flag.FlagSet {
+	name := "reorder"
+	if cmd != "reorder" {
+		name += " " + cmd
 	}
-	return fs
+	return flag.NewFlagSet(name, flag.ContinueOnError)
 }
 
-// parse parses args and turns -h into exit 0 and errors into exit 2.
-func parse(fs *flag.FlagSet, args []string) (int, bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK, false
+// usageOf writes the program's usage and the flags of fs's command.
+func usageOf(fs *flag.FlagSet) func(io.Writer) {
+	return func(w io.Writer) {
+		fmt.Fprint(w, usageText+"\nFlags of "+fs.Name()+":\n")
+		cli.Defaults(w, fs)
+		fmt.Fprint(w, "\n"+telemetry.Usage)
+	}
+}
+
+// parse parses args: -h prints the usage on stdout (exit 0), a bad flag
+// prints it on stderr (exit 2).
+// Once the flags parsed, it installs the OpenTelemetry SDK from OTEL_*
+// (none set: nothing is exported); a bad value is exit 3.
+func (a *app) parse(fs *flag.FlagSet, args []string) (int, bool) {
+	if code, ok := cli.Parse(fs, args, a.stdout, a.stderr, usageOf(fs)); !ok {
+		return code, false
+	}
+	if a.tel == nil {
+		tel, err := telemetry.Setup(context.Background(), "reorder", a.lookup)
+		if err != nil {
+			fmt.Fprintf(a.stderr, "%s: configuration: %v\n", fs.Name(), err)
+			return exitConfig, false
 		}
-		return exitUsage, false
+		a.tel = tel
 	}
 	return 0, true
+}
+
+// usageError prints one line and the usage on stderr and returns exit 2.
+func (a *app) usageError(fs *flag.FlagSet, format string, args ...any) int {
+	return cli.UsageError(a.stderr, usageOf(fs), fs.Name(), format, args...)
 }
 
 // defaultStateDir is <user config dir>/candor/reorder.
@@ -211,19 +265,32 @@ func (a *app) logger(verbose bool) *slog.Logger {
 	return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 }
 
+// configError is a missing or invalid setting of the environment: exit 3.
+type configError struct{ error }
+
+func (e configError) Unwrap() error { return e.error }
+
+// exitFor is the exit code of a failure before the work started.
+func exitFor(err error) int {
+	if errors.As(err, new(configError)) {
+		return exitConfig
+	}
+	return exitFail
+}
+
 // mandateKey returns the key sealing mandates: CANDOR_MANDATE_KEY, or, for
 // the embedded demo only, the demo key file in the state directory.
 func (a *app) mandateKey(dir string, isDemo bool) ([]byte, error) {
 	if v := a.env(envMandateKey); v != "" {
-		k, err := tokenexchange.ParseKey(v)
+		k, err := mandate.ParseKey(v)
 		if err != nil {
 			// ParseKey's error never holds the key.
-			return nil, fmt.Errorf("%s: %w", envMandateKey, err)
+			return nil, configError{fmt.Errorf("%s: %w", envMandateKey, err)}
 		}
 		return k, nil
 	}
 	if !isDemo {
-		return nil, fmt.Errorf("%s is required with real services (32 bytes, base64 or hex)", envMandateKey)
+		return nil, configError{fmt.Errorf("%s is required with real services (32 bytes, base64 or hex)", envMandateKey)}
 	}
 	return demoKey(dir)
 }
@@ -231,10 +298,11 @@ func (a *app) mandateKey(dir string, isDemo bool) ([]byte, error) {
 // agentOptions are the flags of a run.
 type agentOptions struct {
 	state, at, zone                              string
+	approvals, mandates                          string // -approvals, -mandates: empty means a file in state
 	once, asJSON, verbose                        bool
 	catalogURL, tokenURL, clientID, clientSecret string
 	audience, user                               string
-	policy                                       reorder.Policy
+	policy                                       reorder.Thresholds
 	maxBytes                                     int64
 }
 
@@ -260,33 +328,35 @@ func (a *app) agentCmd(ctx context.Context, args []string) int {
 	fs.IntVar(&o.policy.MaxPages, "max-pages", reorder.DefaultMaxPages, "page cap of one scan (a scan stopped by it is incomplete)")
 	fs.IntVar(&o.policy.MaxItems, "max-items", reorder.DefaultMaxItems, "item cap of one scan (a scan stopped by it is incomplete)")
 	fs.Int64Var(&o.maxBytes, "max-bytes", defaultMaxBytes, "byte budget of one run's MCP responses")
-	if code, ok := parse(fs, args); !ok {
+	fs.StringVar(&o.approvals, "approvals", a.env(envApprovals), "approval store and reorders table: a SQLite file path, or a postgres:// (postgresql://) DSN (env "+envApprovals+"; default "+approvalsFile+" in -state)")
+	fs.StringVar(&o.mandates, "mandates", a.env(envMandates), "mandate store: a SQLite file path, or a postgres:// (postgresql://) DSN (env "+envMandates+"; default "+mandatesFile+" in -state)")
+	if code, ok := a.parse(fs, args); !ok {
 		return code
 	}
 	o.state = *state
 	if fs.NArg() > 0 {
-		fmt.Fprintf(a.stderr, "reorder: unknown command %q (see reorder -h)\n", fs.Arg(0))
-		return exitUsage
+		return a.usageError(fs, "unknown command %q", fs.Arg(0))
 	}
 	if o.clientSecret == "" {
 		o.clientSecret = a.env(envClientSecret)
 	}
 	if msg := o.check(); msg != "" {
-		fmt.Fprintln(a.stderr, "reorder:", msg)
-		return exitUsage
+		return a.usageError(fs, "%s", msg)
 	}
 	if err := o.policy.Validate(); err != nil {
-		fmt.Fprintln(a.stderr, "reorder:", err)
-		return exitUsage
+		return a.usageError(fs, "%v", err)
 	}
 	if o.maxBytes <= 0 {
-		fmt.Fprintln(a.stderr, "reorder: -max-bytes must be positive")
-		return exitUsage
+		return a.usageError(fs, "-max-bytes must be positive")
+	}
+	for _, st := range []struct{ name, env, value string }{{"approvals", envApprovals, o.approvals}, {"mandates", envMandates, o.mandates}} {
+		if code, ok := a.checkStore(fs, st.name, st.env, st.value); !ok {
+			return code
+		}
 	}
 	sched, err := parseSchedule(o.at, o.zone)
 	if err != nil {
-		fmt.Fprintln(a.stderr, "reorder:", err)
-		return exitUsage
+		return a.usageError(fs, "%v", err)
 	}
 	if err := openState(o.state); err != nil {
 		fmt.Fprintln(a.stderr, "reorder:", err)
@@ -296,40 +366,42 @@ func (a *app) agentCmd(ctx context.Context, args []string) int {
 	ag, cleanup, err := a.setup(ctx, &o, sched, log)
 	if err != nil {
 		fmt.Fprintln(a.stderr, "reorder:", err)
-		return exitFail
+		return exitFor(err)
 	}
 	defer cleanup()
 
 	emit := func(rep *report) {
-		if err := a.printReport(rep, o.asJSON, o.state); err != nil {
+		if err := a.printReport(rep, o.asJSON, o.state, o.approvals); err != nil {
 			log.Error("printing the report", slog.Any("error", err))
 		}
 	}
 	if o.once {
 		rep := ag.run(ctx, a.now())
 		emit(rep)
-		if rep.outcome == outcomeProposed || rep.outcome == outcomeNoMandate {
+		if rep.outcome == outcomeProposed {
 			return exitOK
 		}
 		return exitFail
 	}
 
 	fmt.Fprintf(a.stderr, "reorder: daily at %s; next run %s\n", sched, sched.Next(a.now()).Format("2006-01-02 15:04 MST"))
-	opts := []reorder.Option{reorder.WithLogger(log)}
-	if a.clock != nil {
-		opts = append(opts, reorder.WithClock(a.clock))
+	runDaily := a.runDaily
+	if runDaily == nil {
+		runDaily = reorder.Run
 	}
-	err = reorder.Run(ctx, sched, func(ctx context.Context, at time.Time) error {
+	err = runDaily(ctx, sched, func(ctx context.Context, at time.Time) error {
 		rep := ag.run(ctx, at)
 		emit(rep)
 		switch rep.outcome {
 		case outcomeIncomplete:
 			return errors.New("incomplete catalog scan: no ticket")
+		case outcomeNoMandate:
+			return errors.New(msgNoMandate)
 		case outcomeFailed:
 			return errors.New(rep.Error)
 		}
 		return nil
-	}, opts...)
+	}, reorder.WithLogger(log))
 	if errors.Is(err, context.Canceled) {
 		return exitOK // SIGINT or SIGTERM
 	}
@@ -394,7 +466,7 @@ func (a *app) setup(ctx context.Context, o *agentOptions, sched reorder.Schedule
 	if err != nil {
 		return nil, nil, err
 	}
-	approvals, err := approval.Open(ctx, filepath.Join(o.state, approvalsFile), approval.WithLogger(log))
+	approvals, err := openApprovals(ctx, o.state, o.approvals, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -404,7 +476,7 @@ func (a *app) setup(ctx context.Context, o *agentOptions, sched reorder.Schedule
 		policy:    o.policy,
 		budget:    mcpclient.Budget{MaxCalls: o.policy.WithDefaults().MaxPages, MaxBytes: o.maxBytes},
 		schedule:  sched,
-		approvals: approvals,
+		approvals: approvals.Store,
 		log:       log,
 	}
 	var agentCfg *tokenexchange.Config
@@ -429,16 +501,15 @@ func (a *app) setup(ctx context.Context, o *agentOptions, sched reorder.Schedule
 		}
 	}
 	agentCfg.Logger = log
-	mandates, err := tokenexchange.OpenMandateStore(ctx, filepath.Join(o.state, mandatesFile), tokenexchange.MandateOptions{
-		Key: key, Agents: map[string]*tokenexchange.Config{ag.agentName: agentCfg}, Logger: log,
-	})
+	mandates, err := openMandates(ctx, o.state, o.mandates,
+		mandate.WithKey(key), mandate.WithAgent(ag.agentName, agentCfg), mandate.WithLogger(log))
 	if err != nil {
 		return nil, nil, err
 	}
 	closers = append(closers, func() { _ = mandates.Close() })
-	ag.mandates = mandates
+	ag.mandates = mandates.Store
 	if isDemo {
-		if err := grantDemoMandate(ctx, emb, mandates, o.state, log); err != nil {
+		if err := grantDemoMandate(ctx, emb, mandates.Store, o.state, log); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -14,16 +14,18 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/candorkit/candor/approval"
 	"github.com/candorkit/candor/examples/internal/catalog"
+	"github.com/candorkit/candor/examples/internal/clitest"
 	"github.com/candorkit/candor/examples/internal/demo"
-	"github.com/candorkit/candor/internal/oidctest"
 	"github.com/candorkit/candor/internal/testproc"
+	"github.com/candorkit/candor/reorder"
 	"github.com/candorkit/candor/tokenexchange"
+	"github.com/candorkit/candor/tokenexchange/mandate"
+	"github.com/candorkit/candor/tokenexchange/oidctest"
 )
 
 func TestMain(m *testing.M) {
@@ -48,7 +50,7 @@ type harness struct {
 	state string
 	env   map[string]string
 	now   time.Time
-	clock *stepClock
+	daily *oneDay // nil: the real daily loop (reorder.Run)
 }
 
 func newHarness(t *testing.T) *harness {
@@ -70,17 +72,10 @@ func (h *harness) run(args ...string) result {
 		},
 		started: func(e *demo.World) { res.emb = e },
 	}
-	if h.clock != nil {
-		a.clock = h.clock
+	if h.daily != nil {
+		a.runDaily = h.daily.run
 	}
-	ctx := context.Background()
-	if h.clock != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		h.clock.cancel = cancel
-	}
-	res.code = a.run(ctx, args)
+	res.code = a.run(context.Background(), args)
 	res.stdout, res.stderr = out.String(), errb.String()
 	return res
 }
@@ -152,7 +147,7 @@ func (h *harness) tickets() []approval.State {
 func TestNoMandateReadsNothing(t *testing.T) {
 	h := newHarness(t)
 	h.run("revoke").must(t, exitOK)
-	r := h.run("-once").must(t, exitOK)
+	r := h.run("-once").must(t, exitFail) // no mandate: the work was refused
 	if !strings.Contains(r.stderr, `msg="no mandate: halting before any exchange or read"`) {
 		t.Errorf("stderr lacks the no-mandate log line:\n%s", r.stderr)
 	}
@@ -170,7 +165,7 @@ func TestNoMandateReadsNothing(t *testing.T) {
 	}
 
 	// The same as JSON.
-	r = h.run("-once", "-json").must(t, exitOK)
+	r = h.run("-once", "-json").must(t, exitFail)
 	var out struct {
 		Halted   string          `json:"halted"`
 		Proposal json.RawMessage `json:"proposal"`
@@ -328,7 +323,43 @@ func TestRejectThenApproveRefused(t *testing.T) {
 		t.Errorf("status %s", st.Status)
 	}
 	h.run("approve", "-by", "bob", "reorder-2025-06-02-000000000000").must(t, exitFail)
-	h.run("approve", id).must(t, exitUsage) // no decider ($USER unset)
+	// $USER unset: the decider defaults to the login name, and the approve
+	// is still refused.
+	h.run("approve", id).must(t, exitFail)
+}
+
+// TestSameVerdictAnotherPerson pins the examples' one policy: a second
+// decision with the standing verdict, by another person, exits 0, records
+// nothing and names the standing decider.
+func TestSameVerdictAnotherPerson(t *testing.T) {
+	h := newHarness(t)
+	id, _ := h.run("-once").must(t, exitOK).ticket(t)
+	h.run("reject", "-by", "alice", "-comment", "too many", id).must(t, exitOK)
+	r := h.run("reject", "-by", "bob", id).must(t, exitOK)
+	if !strings.Contains(r.stdout, id+" already rejected by alice; nothing new recorded") {
+		t.Errorf("second reject:\n%s", r.stdout)
+	}
+	if st := h.ticketState(id); st.Decision == nil || st.Decision.DecidedBy != "alice" || st.Decision.Comment != "too many" {
+		t.Errorf("standing decision %+v", st.Decision)
+	}
+
+	id2 := approveDay(t, h)
+	r = h.run("approve", "-by", "bob", id2).must(t, exitOK)
+	if !strings.Contains(r.stdout, id2+" already approved by alice; nothing new recorded") || !strings.Contains(r.stdout, "already applied") {
+		t.Errorf("second approve:\n%s", r.stdout)
+	}
+	if rows := h.rows(id2); len(rows) != 1 || rows[0].ApprovedBy != "alice" {
+		t.Errorf("rows %+v", rows)
+	}
+}
+
+// approveDay runs the next day and has alice approve its ticket.
+func approveDay(t *testing.T, h *harness) string {
+	t.Helper()
+	h.now = h.now.Add(24 * time.Hour)
+	id, _ := h.run("-once").must(t, exitOK).ticket(t)
+	h.run("approve", "-by", "alice", id).must(t, exitOK)
+	return id
 }
 
 // An apply whose effect fails writes nothing and leaves the ticket
@@ -461,43 +492,34 @@ func TestJSONOutput(t *testing.T) {
 	}
 }
 
-// stepClock lets the daily loop run its first job at once, then ends it.
-type stepClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	waits  []time.Time
-	cancel context.CancelFunc
+// oneDay replaces reorder.Run: it runs the job at the first scheduled time
+// after now, records the next one, and ends as a SIGINT would.
+type oneDay struct {
+	now   time.Time
+	waits []time.Time
 }
 
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *stepClock) WaitUntil(ctx context.Context, t time.Time) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.waits = append(c.waits, t)
-	if len(c.waits) == 1 {
-		c.now = t
-		return nil
+func (d *oneDay) run(ctx context.Context, s reorder.Schedule, job reorder.Job, _ ...reorder.Option) error {
+	at := s.Next(d.now)
+	d.waits = append(d.waits, at)
+	if err := job(ctx, at); err != nil {
+		return err
 	}
-	c.cancel()
-	return ctx.Err()
+	d.waits = append(d.waits, s.Next(at))
+	return context.Canceled
 }
 
 func TestDailySchedule(t *testing.T) {
 	h := newHarness(t)
 	h.now = time.Date(2025, 10, 25, 12, 0, 0, 0, time.UTC) // the day before the fall-back change
-	h.clock = &stepClock{now: h.now}
-	r := h.run().must(t, exitOK) // no -once: the daily loop, ended by the clock
+	h.daily = &oneDay{now: h.now}
+	r := h.run().must(t, exitOK) // no -once: the daily loop, ended as by SIGINT
 	want := []time.Time{
 		time.Date(2025, 10, 26, 5, 0, 0, 0, time.UTC), // 06:00 CET, the day after
 		time.Date(2025, 10, 27, 5, 0, 0, 0, time.UTC),
 	}
-	if len(h.clock.waits) != 2 || !h.clock.waits[0].Equal(want[0]) || !h.clock.waits[1].Equal(want[1]) {
-		t.Errorf("waited until %v, want %v", h.clock.waits, want)
+	if len(h.daily.waits) != 2 || !h.daily.waits[0].Equal(want[0]) || !h.daily.waits[1].Equal(want[1]) {
+		t.Errorf("waited until %v, want %v", h.daily.waits, want)
 	}
 	if !strings.Contains(r.stdout, "reorder run of 2025-10-26 ") || !s24Line.MatchString(r.stdout) {
 		t.Errorf("stdout:\n%s", r.stdout)
@@ -526,7 +548,7 @@ func realServices(t *testing.T) (e *demo.World, offline, key string) {
 	if offline, err = e.OP.OfflineToken(t.Context(), "paul", demoAgent); err != nil {
 		t.Fatal(err)
 	}
-	keyBytes := make([]byte, tokenexchange.KeySize)
+	keyBytes := make([]byte, mandate.KeySize)
 	_, _ = rand.Read(keyBytes)
 	return e, offline, base64.StdEncoding.EncodeToString(keyBytes)
 }
@@ -544,7 +566,7 @@ func TestRealServices(t *testing.T) {
 		t.Errorf("without the client secret: %d %s", r.code, r.stderr)
 	}
 	h.env[envClientSecret] = e.AgentSecret
-	if r := h.run(append(args, "-user", "paul")...); r.code != exitFail || !strings.Contains(r.stderr, envMandateKey+" is required") {
+	if r := h.run(append(args, "-user", "paul")...); r.code != exitConfig || !strings.Contains(r.stderr, envMandateKey+" is required") {
 		t.Errorf("without the mandate key: %d %s", r.code, r.stderr)
 	}
 	h.env[envMandateKey] = key
@@ -553,7 +575,7 @@ func TestRealServices(t *testing.T) {
 	}
 
 	// paul has no mandate yet: nothing is exchanged or read.
-	r := h.run(append(args, "-user", "paul")...).must(t, exitOK)
+	r := h.run(append(args, "-user", "paul")...).must(t, exitFail)
 	if !strings.Contains(r.stderr, msgNoMandate) || r.emb != nil {
 		t.Errorf("stderr:\n%s", r.stderr)
 	}
@@ -581,7 +603,7 @@ func TestRealServices(t *testing.T) {
 	// Revoked: halts again, with no new request.
 	h.run("revoke", "-user", "paul", "-client-id", demoAgent).must(t, exitOK)
 	before, mcpBefore := e.OP.TokenRequests(), e.Catalog.Requests()
-	r = h.run(append(args, "-user", "paul")...).must(t, exitOK)
+	r = h.run(append(args, "-user", "paul")...).must(t, exitFail)
 	if !strings.Contains(r.stderr, msgNoMandate) || e.OP.TokenRequests() != before || e.Catalog.Requests() != mcpBefore {
 		t.Errorf("after revoke: %d→%d token requests, %d→%d MCP requests\n%s",
 			before, e.OP.TokenRequests(), mcpBefore, e.Catalog.Requests(), r.stderr)
@@ -632,11 +654,18 @@ func TestInvalidDraftIsNoTicket(t *testing.T) {
 		"scanned 110 of 110, complete\n",
 		"2 line(s) proposed:\n",
 		"S10_1678 reports a negative on-hand quantity (-5)",
-		"failed: registering the approval ticket: approval: invalid draft",
-		"line 1 (S10_1678): negative on-hand quantity -5\n",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// The failure is on stderr, not stdout.
+	for _, want := range []string{
+		"reorder: run failed: registering the approval ticket: approval: invalid draft",
+		"line 1 (S10_1678): negative on-hand quantity -5",
+	} {
+		if !strings.Contains(r.stderr, want) || strings.Contains(r.stdout, want) {
+			t.Errorf("stderr lacks %q (or stdout has it):\nstdout:\n%s\nstderr:\n%s", want, r.stdout, r.stderr)
 		}
 	}
 	if strings.Contains(r.stdout, "approval ticket: reorder-") || strings.Contains(r.stdout, "approve: ") {
@@ -772,7 +801,43 @@ func TestBinary(t *testing.T) {
 		t.Fatal("revoke failed")
 	}
 	out, errs, code = run("-once")
-	if code != 0 || !strings.Contains(errs, msgNoMandate) || strings.Contains(out, "scanned") {
+	if code != exitFail || !strings.Contains(errs, msgNoMandate) || strings.Contains(out, "scanned") {
 		t.Fatalf("no mandate: exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestCLIConvention runs the built program: -h (and help, and each
+// subcommand's -h) on stdout with exit 0 listing the subcommands; a usage
+// error on stderr, with the usage once, exit 2, and found before any
+// environment check (a bad CANDOR_MANDATE_KEY would be exit 3).
+func TestCLIConvention(t *testing.T) {
+	bin := testproc.Build(t, ".")
+	subcommands := []string{"approve", "reject", "show", "revoke", "grant", "Exit codes:", "docs/examples.md"}
+	clitest.Help(t, bin, []string{"-h"}, subcommands...)
+	clitest.Help(t, bin, []string{"help"}, subcommands...)
+	for _, sub := range []string{"approve", "reject", "show", "revoke", "grant"} {
+		clitest.Help(t, bin, []string{sub, "-h"}, "Flags of reorder "+sub+":")
+	}
+	badKey := []string{envMandateKey + "=not-a-key"}
+	for _, tc := range []struct {
+		args   []string
+		prefix string
+	}{
+		{[]string{"frobnicate"}, `reorder: unknown command "frobnicate"`},
+		{[]string{"-nope"}, "reorder: flag provided but not defined: -nope"},
+		{[]string{"-catalog", "http://127.0.0.1:1/mcp", "-at", "25:00"}, "reorder: "},
+		{[]string{"-max-bytes", "0"}, "reorder: -max-bytes must be positive"},
+		{[]string{"approve"}, "reorder approve: want exactly one operation id"},
+		{[]string{"approve", "-nope", "x"}, "reorder approve: flag provided but not defined"},
+		{[]string{"show", "a", "b"}, "reorder show: want exactly one operation id"},
+		{[]string{"revoke", "extra"}, "reorder revoke: takes no arguments"},
+	} {
+		clitest.UsageError(t, bin, badKey, tc.args, tc.prefix, "Usage:")
+	}
+	// A configuration error is exit 3, on stderr.
+	r := clitest.Exec(t, bin, badKey, "-once", "-catalog", "http://127.0.0.1:1/mcp", "-token-url", "http://127.0.0.1:1/token",
+		"-client-id", "c", "-user", "u", "-client-secret", "s")
+	if r.Code != exitConfig || !strings.Contains(r.Stderr, envMandateKey) || r.Stdout != "" {
+		t.Errorf("bad key: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 }

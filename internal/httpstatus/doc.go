@@ -1,6 +1,6 @@
 // Package httpstatus records the status code an http.Handler answered with,
-// for the project's in-process test servers (internal/mcptest and
-// internal/oidctest) that log or count what they served.
+// for the project's in-process test servers (mcpclient/mcptest and
+// tokenexchange/oidctest) that log or count what they served.
 //
 // Recorder wraps an http.ResponseWriter. Status is 0 until the handler writes
 // a header or a body; a body written without an explicit header counts as 200,

@@ -53,7 +53,8 @@ func goCommand(t testing.TB) string {
 	if runtime.GOOS == "windows" {
 		name += ".exe"
 	}
-	inRoot := filepath.Join(runtime.GOROOT(), "bin", name) //nolint:staticcheck // see above
+	//lint:ignore SA1019 a test binary's GOROOT is the installation that built it (see above)
+	inRoot := filepath.Join(runtime.GOROOT(), "bin", name)
 	if p, err := exec.LookPath(inRoot); err == nil {
 		return p
 	}

@@ -93,7 +93,7 @@ func TestReorderOverMCP(t *testing.T) {
 	}
 
 	none := reorder.MandateFunc(func(context.Context) (reorder.Mandate, error) { return reorder.Mandate{}, reorder.ErrNoMandate })
-	r, err := reorder.NewRunner(none, open)
+	r, err := reorder.NewRunner(none, open, reorder.Thresholds{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestReorderOverMCP(t *testing.T) {
 	alice := reorder.MandateFunc(func(context.Context) (reorder.Mandate, error) {
 		return reorder.Mandate{Subject: "alice", Token: "mandate-token"}, nil
 	})
-	r, _ = reorder.NewRunner(alice, open, reorder.WithPolicy(reorder.Policy{PageSize: 50}))
+	r, _ = reorder.NewRunner(alice, open, reorder.Thresholds{PageSize: 50})
 	p, err := r.Run(context.Background())
 	if err != nil || !p.Complete || p.Scanned != 110 || p.Total != 110 || !p.Escalate {
 		t.Fatalf("got %+v, %v", p, err)
@@ -128,7 +128,7 @@ func TestReorderOverMCP(t *testing.T) {
 	mu.Unlock()
 
 	// One page of 50 allowed: not complete, and it says so.
-	r, _ = reorder.NewRunner(alice, open, reorder.WithPolicy(reorder.Policy{PageSize: 50, MaxPages: 1}))
+	r, _ = reorder.NewRunner(alice, open, reorder.Thresholds{PageSize: 50, MaxPages: 1})
 	p, err = r.Run(context.Background())
 	if !errors.Is(err, reorder.ErrPageCap) || p.Complete || !p.Escalate || p.Scanned != 50 || p.Total != 110 {
 		t.Fatalf("capped: %+v, %v", p, err)

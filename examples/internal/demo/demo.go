@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/candorkit/candor/examples/internal/catalog"
-	"github.com/candorkit/candor/internal/oidctest"
 	"github.com/candorkit/candor/tokenexchange"
+	"github.com/candorkit/candor/tokenexchange/oidctest"
 )
 
 // Identities every demo world shares.

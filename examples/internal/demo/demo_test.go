@@ -16,9 +16,9 @@ import (
 
 	"github.com/candorkit/candor/examples/internal/catalog"
 	"github.com/candorkit/candor/examples/internal/demo"
-	"github.com/candorkit/candor/internal/oidctest"
 	"github.com/candorkit/candor/mcpclient"
-	"github.com/candorkit/candor/tokenexchange"
+	"github.com/candorkit/candor/tokenexchange/mandate"
+	"github.com/candorkit/candor/tokenexchange/oidctest"
 )
 
 func start(t *testing.T, agent string, opts ...demo.Option) *demo.World {
@@ -105,10 +105,8 @@ func TestOfflineMandate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := make([]byte, tokenexchange.KeySize)
-	store, err := tokenexchange.OpenMandateStore(ctx, filepath.Join(t.TempDir(), "m.db"), tokenexchange.MandateOptions{
-		Key: key, Agents: map[string]*tokenexchange.Config{w.Agent: w.AgentConfig()},
-	})
+	key := make([]byte, mandate.KeySize)
+	store, err := mandate.Open(ctx, filepath.Join(t.TempDir(), "m.db"), mandate.WithKey(key), mandate.WithAgent(w.Agent, w.AgentConfig()))
 	if err != nil {
 		t.Fatal(err)
 	}

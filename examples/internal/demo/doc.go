@@ -1,6 +1,6 @@
 // Package demo starts the embedded demo world the candor examples run when
 // no real service is named: on 127.0.0.1, an OpenID provider
-// (internal/oidctest, zitadel/oidc's OP) and the MCP catalog server of
+// (tokenexchange/oidctest, zitadel/oidc's OP) and the MCP catalog server of
 // examples/internal/catalog behind a bearer check.
 //
 // The provider knows the demo user (User, "marie"), the agent's confidential

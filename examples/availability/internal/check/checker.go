@@ -3,6 +3,8 @@ package check
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/oauth2"
 
 	"github.com/candorkit/candor/a2a"
@@ -22,13 +26,14 @@ import (
 // ToolGetProduct is the catalog tool the agent calls.
 const ToolGetProduct = "get-product"
 
-// Bounds of one question's MCP session.
+// Bounds of one question's catalog reads.
 const (
 	// MaxResponseBytes bounds each MCP response body (a product is a few
 	// hundred bytes).
 	MaxResponseBytes = 256 << 10
-	// MaxSessionBytes bounds every response body of one question's session
-	// together (initialize, the call, a re-initialization).
+	// MaxSessionBytes bounds every response body read for one question
+	// together (the initialize of a session it opens, the call, a
+	// re-initialization).
 	MaxSessionBytes = 1 << 20
 )
 
@@ -81,13 +86,19 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives one line per question (never a token); nil discards.
 	Logger *slog.Logger
+	// TracerProvider and MeterProvider instrument the catalog's MCP client
+	// (mcpclient.WithTracerProvider, WithMeterProvider); nil means the
+	// global providers.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // Checker answers "can this product be promised?" for the caller whose token
 // comes with the question. It is an a2a.Backend.
 type Checker struct {
-	cfg Config
-	log *slog.Logger
+	cfg  Config
+	log  *slog.Logger
+	pool *mcpclient.Pool // the catalog sessions, one per caller
 }
 
 // New returns a Checker for cfg.
@@ -108,8 +119,25 @@ func New(cfg Config) (*Checker, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Checker{cfg: cfg, log: log}, nil
+	opts := []mcpclient.Option{
+		mcpclient.WithMaxResponseBytes(MaxResponseBytes),
+		mcpclient.WithClientInfo("candor-availability", "1"),
+		mcpclient.WithLogger(cfg.Logger),
+		mcpclient.WithTracerProvider(cfg.TracerProvider),
+		mcpclient.WithMeterProvider(cfg.MeterProvider),
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, mcpclient.WithHTTPClient(cfg.HTTPClient))
+	}
+	pool, err := mcpclient.NewPool(cfg.MCPURL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("availability: catalog: %w", err)
+	}
+	return &Checker{cfg: cfg, log: log, pool: pool}, nil
 }
+
+// Close ends the catalog sessions (one DELETE each).
+func (c *Checker) Close() error { return c.pool.Close() }
 
 // Threshold is the reorder threshold in use.
 func (c *Checker) Threshold() int { return c.cfg.Threshold }
@@ -153,11 +181,7 @@ func (c *Checker) Ask(ctx context.Context, q a2a.Question) a2a.Outcome {
 
 // decided maps r the way the webhook facade maps a workflow reply.
 func (c *Checker) decided(ctx context.Context, code string, r reply.Reply) a2a.Outcome {
-	body, err := json.Marshal(r)
-	if err != nil { // a struct of a string and a bool always encodes
-		return c.failed(ctx, code, a2a.Fail("the answer could not be encoded", err))
-	}
-	out := a2a.MapReply(http.StatusOK, nil, body)
+	out := a2a.MapReply(r, nil)
 	c.log.InfoContext(ctx, "availability answered", "code", code, "state", string(out.State), "escalate", r.Escalate)
 	return out
 }
@@ -170,24 +194,24 @@ func (c *Checker) failed(ctx context.Context, code string, out a2a.Outcome) a2a.
 // exchangeFailure tells a refused caller token (no identity) from a failure
 // of the agent's own side of the exchange.
 func exchangeFailure(err error) a2a.Outcome {
-	var oe *tokenexchange.Error
-	if errors.As(err, &oe) {
-		switch oe.Code() {
-		case "invalid_request", "invalid_grant", "access_denied", "invalid_token":
-			return a2a.Fail(fmt.Sprintf("no identity: the identity provider refused the caller's token (%s), so nothing was read", oe.Code()),
-				fmt.Errorf("%w: %w", ErrNoIdentity, err))
-		case "invalid_client", "unauthorized_client":
-			return a2a.Fail(fmt.Sprintf("the identity provider refused the agent's own credentials (%s): the catalog was not called", oe.Code()),
+	var se *tokenexchange.StatusError
+	errors.As(err, &se)
+	switch tokenexchange.Classify(err) {
+	case tokenexchange.KindInvalidRequest, tokenexchange.KindInvalidGrant, tokenexchange.KindAccessDenied:
+		return a2a.Fail(fmt.Sprintf("no identity: the identity provider refused the caller's token (%s), so nothing was read", se.ErrorCode),
+			fmt.Errorf("%w: %w", ErrNoIdentity, err))
+	case tokenexchange.KindInvalidClient, tokenexchange.KindUnauthorizedClient:
+		return a2a.Fail(fmt.Sprintf("the identity provider refused the agent's own credentials (%s): the catalog was not called", se.ErrorCode),
+			fmt.Errorf("%w: %w", ErrExchange, err))
+	case tokenexchange.KindInvalidResponse:
+		return a2a.Fail("the identity provider's exchange answer is unusable: the catalog was not called", fmt.Errorf("%w: %w", ErrExchange, err))
+	case tokenexchange.KindCanceled, tokenexchange.KindTimeout:
+		return a2a.Fail("the token exchange did not finish in time: the catalog was not called", fmt.Errorf("%w: %w", ErrExchange, err))
+	default:
+		if se != nil {
+			return a2a.Fail(fmt.Sprintf("the identity provider refused the token exchange (HTTP %d %s): the catalog was not called", se.StatusCode, se.ErrorCode),
 				fmt.Errorf("%w: %w", ErrExchange, err))
 		}
-		return a2a.Fail(fmt.Sprintf("the identity provider refused the token exchange (HTTP %d %s): the catalog was not called", oe.StatusCode, oe.Code()),
-			fmt.Errorf("%w: %w", ErrExchange, err))
-	}
-	if errors.Is(err, tokenexchange.ErrInvalidResponse) {
-		return a2a.Fail("the identity provider's exchange answer is unusable: the catalog was not called", fmt.Errorf("%w: %w", ErrExchange, err))
-	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return a2a.Fail("the token exchange did not finish in time: the catalog was not called", fmt.Errorf("%w: %w", ErrExchange, err))
 	}
 	return a2a.Fail("the identity provider could not be reached for the token exchange: the catalog was not called", fmt.Errorf("%w: %w", ErrExchange, err))
 }
@@ -201,33 +225,35 @@ func notFound(text string) bool { return notFoundPattern.MatchString(strings.Tri
 // catalogFailure names what went wrong with the catalog call, keeping the
 // mcpclient error as the cause.
 func catalogFailure(code string, err error) a2a.Outcome {
-	var (
-		te *mcpclient.ToolError
-		pe *mcpclient.ProtocolError
-		se *mcpclient.StatusError
-		me *mcpclient.MalformedResultError
-		ce *mcpclient.DecodeError
-		de *ProductError
-	)
-	var why string
-	switch {
-	case errors.As(err, &de):
+	if de, ok := errors.AsType[*ProductError](err); ok {
 		return a2a.Fail(fmt.Sprintf("the catalog's answer for %s is unusable (%s): no answer is given rather than a guess", code, de.Reason), err)
-	case errors.As(err, &te):
+	}
+	var why string
+	switch mcpclient.Classify(err) {
+	case mcpclient.KindToolError:
+		te, _ := errors.AsType[*mcpclient.ToolError](err)
 		why = "get-product reported an error: " + oneLine(te.Text, 200)
-	case errors.As(err, &me):
+	case mcpclient.KindMalformedResult:
 		why = "get-product returned a malformed result"
-	case errors.As(err, &ce):
+	case mcpclient.KindDecode:
+		ce, _ := errors.AsType[*mcpclient.DecodeError](err)
 		why = "get-product's payload is not one JSON value (" + oneLine(ce.Err.Error(), 120) + ")"
-	case errors.As(err, &pe):
+	case mcpclient.KindProtocol:
+		pe, _ := errors.AsType[*mcpclient.ProtocolError](err)
 		why = fmt.Sprintf("get-product answered JSON-RPC error %d: %s", pe.Code, oneLine(pe.Message, 200))
-	case errors.Is(err, mcpclient.ErrUnauthorized):
+	case mcpclient.KindUnauthorized:
 		why = "the catalog refused the agent's token (HTTP 401)"
-	case errors.As(err, &se):
-		why = fmt.Sprintf("the catalog answered HTTP %d", se.StatusCode)
-	case errors.Is(err, mcpclient.ErrBudgetExceeded), errors.Is(err, mcpclient.ErrResponseTooLarge):
+	case mcpclient.KindForbidden, mcpclient.KindStatus, mcpclient.KindSessionExpired:
+		if se, ok := errors.AsType[*mcpclient.StatusError](err); ok {
+			why = fmt.Sprintf("the catalog answered HTTP %d", se.StatusCode)
+		} else {
+			why = "the catalog ended the session"
+		}
+	case mcpclient.KindBudgetExceeded, mcpclient.KindTooLarge:
 		why = "the catalog's answer exceeds the agent's read bound"
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+	case mcpclient.KindOutcomeUnknown:
+		why = "the catalog took the call but its answer was never read"
+	case mcpclient.KindCanceled, mcpclient.KindTimeout:
 		why = "the catalog did not answer in time"
 	default:
 		why = "the catalog could not be reached"
@@ -243,35 +269,33 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// product reads code with exactly one get-product call in a session of its
-// own that carries the exchanged token.
+// product reads code with exactly one get-product call, carrying the
+// exchanged token, on the catalog session of the caller the token was
+// issued for (opened by the caller's first question, reused by the next).
 func (c *Checker) product(ctx context.Context, tok *tokenexchange.Token, code string) (_ Product, err error) {
-	opts := []mcpclient.Option{
-		mcpclient.WithTokenSource(oauth2.StaticTokenSource(tok.Token)),
-		mcpclient.WithBudget(mcpclient.Budget{MaxCalls: 1, MaxBytes: MaxSessionBytes}),
-		mcpclient.WithMaxResponseBytes(MaxResponseBytes),
-		mcpclient.WithClientInfo("candor-availability", "1"),
-		mcpclient.WithLogger(c.log),
-	}
-	if c.cfg.HTTPClient != nil {
-		opts = append(opts, mcpclient.WithHTTPClient(c.cfg.HTTPClient))
-	}
-	mc, err := mcpclient.Dial(ctx, c.cfg.MCPURL, opts...)
+	run, err := c.pool.Caller(mcpclient.Identity{Subject: sessionKey(tok), Tokens: oauth2.StaticTokenSource(tok.Token)},
+		mcpclient.CallerOptions{Budget: mcpclient.Budget{MaxCalls: 1, MaxBytes: MaxSessionBytes}})
 	if err != nil {
 		return Product{}, err
 	}
-	defer func() {
-		// The answer is already read; a refused session DELETE does not
-		// change it, but it is worth a line in the log.
-		if cerr := mc.Close(); cerr != nil {
-			c.log.WarnContext(ctx, "closing the catalog session", "error", cerr)
-		}
-	}()
-	raw, err := mcpclient.CallJSON[json.RawMessage](ctx, mc, ToolGetProduct, map[string]string{"productCode": code})
+	raw, err := mcpclient.CallJSON[json.RawMessage](ctx, run, ToolGetProduct, map[string]string{"productCode": code})
 	if err != nil {
 		return Product{}, err
 	}
 	return decodeProduct(code, raw)
+}
+
+// sessionKey names the caller a catalog session belongs to: the issuer and
+// subject of the token the identity provider issued in the exchange (a
+// token this agent received from the provider itself), or, when the token
+// names no subject (not a JWT), the token itself (hashed), so that a session
+// is never shared by two callers. The catalog still verifies every token.
+func sessionKey(tok *tokenexchange.Token) string {
+	if tok.Subject != "" {
+		return "sub\x00" + tok.Issuer + "\x00" + tok.Subject
+	}
+	sum := sha256.Sum256([]byte(tok.AccessToken))
+	return "token\x00" + hex.EncodeToString(sum[:])
 }
 
 // decodeProduct reads the product object strictly: every field the answer

@@ -18,6 +18,7 @@ import (
 	"github.com/candorkit/candor/examples/availability/internal/check"
 	"github.com/candorkit/candor/examples/internal/catalog"
 	"github.com/candorkit/candor/mcpclient"
+	"github.com/candorkit/candor/reply"
 	"github.com/candorkit/candor/tokenexchange"
 )
 
@@ -174,7 +175,7 @@ func TestDecidedOutcomes(t *testing.T) {
 func TestSameMappingAsFacade(t *testing.T) {
 	tool := startTool(t, func(code string) (*mcp.CallToolResult, error) { return product(code, "Bike", 15) })
 	out := ask(newChecker(t, &exchanger{}, tool.URL), "S24_2000")
-	want := a2a.MapReply(200, nil, []byte(`{"answer":"`+out.Text+`","escalate":true}`))
+	want := a2a.MapReply(reply.Reply{Answer: out.Text, Escalate: true}, nil)
 	if out.State != want.State || out.Text != want.Text || errors.Is(out.Err, a2a.ErrEscalated) != errors.Is(want.Err, a2a.ErrEscalated) {
 		t.Fatalf("outcome %+v differs from the facade's %+v", out, want)
 	}
@@ -197,7 +198,7 @@ func TestNoIdentity(t *testing.T) {
 }
 
 func oauthErr(status int, code string) error {
-	return &tokenexchange.Error{Op: "exchange", StatusCode: status, Retrieve: &oauth2.RetrieveError{ErrorCode: code}}
+	return &tokenexchange.StatusError{Op: "exchange", StatusCode: status, ErrorCode: code}
 }
 
 func TestExchangeFailures(t *testing.T) {
@@ -383,7 +384,7 @@ func TestAgentCardStatesTheBasis(t *testing.T) {
 			t.Errorf("skill description lacks %q: %s", want, d)
 		}
 	}
-	if _, err := a2a.NewServer(a, a2a.BackendFunc(func(context.Context, a2a.Question) a2a.Outcome { return a2a.Answer("x") })); err != nil {
+	if _, err := a2a.NewServer(a, a2a.BackendFunc(func(context.Context, a2a.Question) a2a.Outcome { return a2a.Answer("x") }), a2a.WithUnverifiedTokens()); err != nil {
 		t.Fatalf("the agent is not servable: %v", err)
 	}
 }

@@ -10,10 +10,12 @@
 //     different codes, is an escalation and nothing is called;
 //  3. exchanges the caller's token for the catalog's audience (Exchanger,
 //     in practice a *tokenexchange.Cache);
-//  4. calls the catalog's get-product tool once, through mcpclient, in an MCP
-//     session of its own that carries only the exchanged token, with every
+//  4. calls the catalog's get-product tool once, through an mcpclient.Pool,
+//     on the MCP session of the caller the exchanged token was issued for
+//     (opened by the caller's first question, reused by the next, never by
+//     another caller), carrying only the exchanged token, with every
 //     response bounded (MaxResponseBytes, MaxSessionBytes) and a budget of
-//     one call;
+//     one call per question; Close ends the sessions;
 //  5. decides with Decide on the stock on hand (quantities committed on open
 //     orders are not deducted): more than the reorder threshold is a
 //     promise, anything else escalates.

@@ -11,6 +11,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/candorkit/candor/internal/httpx"
 )
 
 // Generator produces one workflow definition for a prompt.
@@ -111,21 +113,18 @@ func (o Ollama) Complete(ctx context.Context, prompt string) (string, error) {
 		return "", fmt.Errorf("generate: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	client := o.HTTPClient
-	if client == nil {
-		client = http.DefaultClient
-	}
+	client := httpx.NoRedirectClient(o.HTTPClient)
 	resp, err := client.Do(req)
 	if err != nil {
 		return "", fmt.Errorf("generate: ollama %s: %w", o.model(), err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
+	raw, err := httpx.ReadAll(resp.Body, MaxBody)
+	if errors.Is(err, httpx.ErrTooLarge) {
+		return "", fmt.Errorf("%w: ollama answer", ErrTooLarge)
+	}
 	if err != nil {
 		return "", fmt.Errorf("generate: read ollama answer: %w", err)
-	}
-	if len(raw) > MaxBody {
-		return "", fmt.Errorf("%w: ollama answer", ErrTooLarge)
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := &OllamaError{Status: resp.StatusCode, Body: evidence(raw)}

@@ -1,6 +1,6 @@
 // Package notify tells a person what the builder did, through ntfy
 // (POST {server}/{topic} with a Title header and the message as the body), in
-// the playbook's exact message patterns:
+// the exact message patterns of docs/builder-playbook.md (rule 13):
 //
 //	[N8N Builder] Building {name} (id={id})
 //	[N8N Builder] FAIL — Overseer rejected {name}: {reason}
@@ -10,7 +10,7 @@
 //	[N8N Builder] READY — {name} passed all tests, awaiting your approval
 //	[N8N Builder] ERROR — {name}: {exception}
 //
-// plus one the playbook leaves unworded (a lost claim):
+// plus the one for a lost claim (rule 2):
 //
 //	[N8N Builder] SKIPPED — {name} (id={id}) is already claimed by another builder
 //

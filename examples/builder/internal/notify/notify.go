@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -14,7 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/candorkit/candor/examples/builder/internal/secrets"
+	"github.com/candorkit/candor/internal/httpx"
+	"github.com/candorkit/candor/internal/secret"
 )
 
 // Kind is the outcome word of a message.
@@ -152,10 +152,10 @@ func (e *DeliveryError) Unwrap() error { return e.Err }
 
 // Ntfy publishes to one ntfy topic.
 type Ntfy struct {
-	Server     string         // e.g. https://ntfy.sh
-	Topic      string         // [-_A-Za-z0-9]{1,64}
-	Token      secrets.Secret // optional access token (Authorization: Bearer)
-	HTTPClient *http.Client   // default: 10 s timeout
+	Server     string        // e.g. https://ntfy.sh
+	Topic      string        // [-_A-Za-z0-9]{1,64}
+	Token      secret.Secret // optional access token (Authorization: Bearer)
+	HTTPClient *http.Client  // default: 10 s timeout
 }
 
 var topicRE = regexp.MustCompile(`^[-_A-Za-z0-9]{1,64}$`)
@@ -185,17 +185,19 @@ func (n Ntfy) Notify(ctx context.Context, m Message) error {
 	if client == nil {
 		client = &http.Client{Timeout: DefaultTimeout}
 	}
+	client = httpx.NoRedirectClient(client)
 	resp, err := client.Do(req)
 	if err != nil {
 		return &DeliveryError{Err: err}
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer+1))
+	// An answer longer than MaxAnswer is judged on its first MaxAnswer bytes.
+	raw, err := httpx.ReadAll(resp.Body, MaxAnswer)
+	if errors.Is(err, httpx.ErrTooLarge) {
+		err = nil
+	}
 	if err != nil {
 		return &DeliveryError{Status: resp.StatusCode, Err: err}
-	}
-	if len(raw) > MaxAnswer {
-		raw = raw[:MaxAnswer]
 	}
 	var ans struct {
 		ID    string `json:"id"`

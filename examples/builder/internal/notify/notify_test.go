@@ -14,7 +14,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/candorkit/candor/examples/builder/internal/secrets"
+	"github.com/candorkit/candor/internal/secret"
 )
 
 func TestPatterns(t *testing.T) {
@@ -75,7 +75,7 @@ func TestNtfyPublishes(t *testing.T) {
 	f := &fakeNtfy{}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
-	n := Ntfy{Server: srv.URL + "/", Topic: "candor-builder", Token: secrets.NewSecret("tk_secrettoken123")}
+	n := Ntfy{Server: srv.URL + "/", Topic: "candor-builder", Token: secret.New("tk_secrettoken123")}
 	m := LevelFailed("Order relay", 2, errors.New("credential link broken"))
 	if err := n.Notify(context.Background(), m); err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestNtfyFailuresAreReportedNotHidden(t *testing.T) {
 			defer srv.Close()
 			var logs bytes.Buffer
 			logger := slog.New(slog.NewTextHandler(&logs, nil))
-			n := Ntfy{Server: srv.URL, Topic: "t", Token: secrets.NewSecret("tk_secrettoken123")}
+			n := Ntfy{Server: srv.URL, Topic: "t", Token: secret.New("tk_secrettoken123")}
 			err := Deliver(context.Background(), n, logger, Ready("Order relay"))
 			var de *DeliveryError
 			if !errors.As(err, &de) || !c.check(de) {

@@ -3,7 +3,8 @@
 //
 // Two overseers exist:
 //
-//   - Rules (the default) runs the playbook's review checks 1–3 (structure,
+//   - Rules (the default) runs the review checks 1–3 of
+//     docs/builder-playbook.md, rule 6 (structure,
 //     credentials, no stubs) mechanically — check 1 through a StructureFunc
 //     (NewRules wires it to n8n.ValidateJSON), checks 2 and 3 itself — and records in every verdict that check 4, "the logic
 //     matches the spec", was not performed.

@@ -66,7 +66,8 @@ const CheckLogicNotPerformed = "check 4: the logic matches the spec (not perform
 // n8n workflow, none when it is valid.
 type StructureFunc func(workflow json.RawMessage) []string
 
-// Rules is the default overseer. It runs the playbook's checks 1–3
+// Rules is the default overseer. It runs the review checks 1–3 of
+// docs/builder-playbook.md (rule 6)
 // mechanically: 1 structure (Structure; NewRules wires it to
 // n8n.ValidateJSON), 2 credentials (every credential a node references is one
 // of Review.Credentials, by exact name), 3 no stubs (no NoOp or disabled node,

@@ -14,6 +14,7 @@ import (
 	"github.com/candorkit/candor/approval"
 	"github.com/candorkit/candor/examples/builder/internal/queue"
 	"github.com/candorkit/candor/examples/builder/internal/secrets"
+	"github.com/candorkit/candor/examples/internal/decision"
 	"github.com/candorkit/candor/n8n"
 )
 
@@ -126,18 +127,17 @@ func (b *Builder) Approve(ctx context.Context, id int64, decidedBy, comment stri
 			if state.Decision == nil || state.Decision.Verdict != approval.Approve {
 				return "", fmt.Errorf("%w: ticket %s is %s", ErrNotAwaiting, state.OperationID, state.Status)
 			}
-			return "already approved by " + state.Decision.DecidedBy, nil
+			return decision.Outcome{Standing: *state.Decision, Repeated: true}.String(), nil
 		}
-		st, err := b.cfg.Approvals.Decide(ctx, approval.Decision{OperationID: state.OperationID, Verdict: approval.Approve, DecidedBy: decidedBy, Comment: comment})
-		var ad *approval.AlreadyDecidedError
-		if errors.As(err, &ad) && ad.Standing.Verdict == approval.Approve {
-			return "already approved by " + ad.Standing.DecidedBy, nil
-		}
+		// The examples' one policy for a decided ticket (package decision).
+		out, err := decision.Record(ctx, b.cfg.Approvals, approval.Decision{OperationID: state.OperationID, Verdict: approval.Approve, DecidedBy: decidedBy, Comment: comment})
 		if err != nil {
 			return "", err
 		}
-		state = st
-		return "approved by " + decidedBy, nil
+		if !out.Repeated {
+			state = out.State
+		}
+		return out.String(), nil
 	}); err != nil {
 		return dep, err
 	}
@@ -308,13 +308,12 @@ func (b *Builder) Reject(ctx context.Context, id int64, decidedBy, comment strin
 		return rej, err
 	}
 	if err := b.rep.Run("decide", func() (string, error) {
-		_, err := b.cfg.Approvals.Decide(ctx, approval.Decision{OperationID: state.OperationID, Verdict: approval.Reject, DecidedBy: decidedBy, Comment: comment})
-		var ad *approval.AlreadyDecidedError
-		if errors.As(err, &ad) && ad.Standing.Verdict == approval.Reject {
-			return "already rejected by " + ad.Standing.DecidedBy, nil
-		}
+		out, err := decision.Record(ctx, b.cfg.Approvals, approval.Decision{OperationID: state.OperationID, Verdict: approval.Reject, DecidedBy: decidedBy, Comment: comment})
 		if err != nil {
 			return "", err
+		}
+		if out.Repeated {
+			return out.String(), nil
 		}
 		reason := "rejected by " + decidedBy
 		if c := strings.TrimSpace(comment); c != "" {
@@ -337,7 +336,7 @@ func (b *Builder) Reject(ctx context.Context, id int64, decidedBy, comment strin
 		if err != nil {
 			return "", err
 		}
-		client, err := n8n.New(conn.BaseURL, conn.APIKey.Reveal(), n8n.Options{HTTPClient: b.cfg.HTTPClient, Logger: b.log})
+		client, err := n8n.New(conn.BaseURL, conn.APIKey.Reveal(), b.n8nOptions()...)
 		if err != nil {
 			return "", err
 		}

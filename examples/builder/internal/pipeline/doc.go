@@ -1,4 +1,5 @@
-// Package pipeline is the builder's playbook wired end to end: Builder.Run
+// Package pipeline is the builder playbook (docs/builder-playbook.md) wired
+// end to end: Builder.Run
 // takes one idea from the queue to a tested sandbox workflow awaiting a
 // person's approval, and Builder.Approve / Builder.Reject act on that
 // person's decision.
@@ -20,7 +21,7 @@
 // Every level writes an agent_test_results row and the first failure stops
 // the run.
 //
-// Failures follow the playbook's rule 12. Before generation starts the claim
+// Failures follow rule 12 of docs/builder-playbook.md. Before generation starts the claim
 // is released (not_started) so another run can retry; after, the idea is left
 // failed with last_error. A workflow that was imported is deleted from the
 // sandbox. An unhandled error also writes a test_level 0 fail row. Each

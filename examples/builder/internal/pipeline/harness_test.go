@@ -22,8 +22,8 @@ import (
 	"github.com/candorkit/candor/examples/builder/internal/progress"
 	"github.com/candorkit/candor/examples/builder/internal/queue"
 	"github.com/candorkit/candor/examples/builder/internal/secrets"
-	"github.com/candorkit/candor/internal/n8ntest"
 	"github.com/candorkit/candor/n8n"
+	"github.com/candorkit/candor/n8n/n8ntest"
 )
 
 // ntfyServer answers POST /{topic} as ntfy documents it (200 and the
@@ -117,7 +117,7 @@ const (
 
 func startInstance(t *testing.T, e n8ntest.Edition) *instance {
 	inst := n8ntest.Start(t, e, n8ntest.Options{})
-	c, err := n8n.New(inst.BaseURL, inst.APIKey, n8n.Options{})
+	c, err := n8n.New(inst.BaseURL, inst.APIKey)
 	if err != nil {
 		t.Fatal(err)
 	}

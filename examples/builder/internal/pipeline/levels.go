@@ -108,9 +108,9 @@ func (r *run) level3(ctx context.Context, _ *n8n.Workflow) (string, error) {
 		return "", err
 	}
 	switch ex.Status {
-	case n8n.StatusSuccess, n8n.StatusWaiting:
+	case n8n.ExecutionSuccess, n8n.ExecutionWaiting:
 		return fmt.Sprintf("execution %s from %q with %d pinned item(s): %s", exID, trigger, len(items), ex.Status), nil
-	case n8n.StatusError:
+	case n8n.ExecutionError:
 		msg := ex.ErrorMessage()
 		if msg == "" {
 			msg = "(the execution carries no error message)"

@@ -44,7 +44,8 @@ type Config struct {
 	// Overseer reviews every generated workflow; nil means
 	// overseer.NewRules().
 	Overseer overseer.Overseer
-	// Notifier delivers the playbook's messages; nil logs them.
+	// Notifier delivers the messages of docs/builder-playbook.md (rule 13);
+	// nil logs them.
 	Notifier notify.Notifier
 	// Progress receives one line per step; nil discards them.
 	Progress *progress.Reporter
@@ -60,7 +61,7 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// Builder runs the playbook. It is safe to run several Builders (in one or
+// Builder runs the builder playbook (docs/builder-playbook.md). It is safe to run several Builders (in one or
 // several processes) on one queue: the claim decides which builds an idea.
 type Builder struct {
 	cfg Config
@@ -201,8 +202,9 @@ func (b *Builder) Run(ctx context.Context) (Outcome, error) {
 	return r.build(ctx)
 }
 
-// build runs the playbook on a claimed idea. A panic in a step (a
-// Generator, an Overseer or a Notifier is the caller's code) is an unhandled
+// build runs rules 3–11 of docs/builder-playbook.md on a claimed idea. A
+// panic in a step (a Generator, an Overseer or a Notifier is the caller's
+// code) is an unhandled
 // error like any other: the idea is failed or released, a level 0 row and
 // an ERROR notification are written, and the stack goes to the log.
 func (r *run) build(ctx context.Context) (out Outcome, err error) {
@@ -347,7 +349,7 @@ func (r *run) steps(ctx context.Context) (Outcome, error) {
 		if refs == 0 {
 			return "no credential references", nil
 		}
-		if _, err := r.sandbox.UpdateWorkflow(ctx, r.imported, resolved, n8n.UpdateOptions{}); err != nil {
+		if _, err := r.sandbox.UpdateWorkflow(ctx, r.imported, resolved, n8n.UpdateWorkflowOptions{}); err != nil {
 			return "", fmt.Errorf("binding the credentials of sandbox workflow %s: %w", r.imported, err)
 		}
 		return fmt.Sprintf("%d reference(s) bound to sandbox credential ids", refs), nil
@@ -406,9 +408,18 @@ func (r *run) steps(ctx context.Context) (Outcome, error) {
 		Status: queue.AwaitingApproval, SandboxWorkflowID: string(r.imported), OperationID: opID}, nil
 }
 
+// n8nOptions are the n8n client options of the configuration.
+func (b *Builder) n8nOptions() []n8n.Option {
+	opts := []n8n.Option{n8n.WithLogger(b.log)}
+	if b.cfg.HTTPClient != nil {
+		opts = append(opts, n8n.WithHTTPClient(b.cfg.HTTPClient))
+	}
+	return opts
+}
+
 // connect opens a client and a session on one n8n.
 func (b *Builder) connect(ctx context.Context, conn secrets.N8N) (*n8n.Client, *n8n.Session, error) {
-	client, err := n8n.New(conn.BaseURL, conn.APIKey.Reveal(), n8n.Options{HTTPClient: b.cfg.HTTPClient, Logger: b.log})
+	client, err := n8n.New(conn.BaseURL, conn.APIKey.Reveal(), b.n8nOptions()...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -422,7 +433,8 @@ func (b *Builder) connect(ctx context.Context, conn secrets.N8N) (*n8n.Client, *
 	return client, sess, nil
 }
 
-// fail ends a build per the playbook's rule 12 and returns its outcome.
+// fail ends a build per rule 12 of docs/builder-playbook.md and returns its
+// outcome.
 func (r *run) fail(ctx context.Context, kind error, level int, cause error) (Outcome, error) {
 	b, id := r.b, r.idea.ID
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)

@@ -16,13 +16,13 @@ import (
 	"github.com/candorkit/candor/approval"
 	"github.com/candorkit/candor/examples/builder/internal/generate"
 	"github.com/candorkit/candor/examples/builder/internal/overseer"
-	"github.com/candorkit/candor/examples/builder/internal/pgtest"
 	"github.com/candorkit/candor/examples/builder/internal/queue"
-	"github.com/candorkit/candor/internal/n8ntest"
+	"github.com/candorkit/candor/internal/pgtest"
 	"github.com/candorkit/candor/n8n"
+	"github.com/candorkit/candor/n8n/n8ntest"
 )
 
-// TestPipeline runs the playbook against a real n8n (one instance per
+// TestPipeline runs the builder playbook (docs/builder-playbook.md) against a real n8n (one instance per
 // edition, one edition at a time), real SQLite files and a real PostgreSQL.
 func TestPipeline(t *testing.T) {
 	pg := pgtest.Start(t)
@@ -163,6 +163,18 @@ func testHappyPath(t *testing.T, inst *instance, dsn string) {
 	}
 	if ws := inst.workflowsNamed(t, name); len(ws) != 2 {
 		t.Fatalf("%d workflows after the effect rerun", len(ws))
+	}
+	// The same verdict by another person (the examples' one policy,
+	// docs/examples.md): accepted, nothing recorded, nothing deployed again.
+	dep3, err := b.Approve(ctx, h.ideaID, "carol", "me too")
+	if err != nil || dep3.ProductionWorkflowID != dep.ProductionWorkflowID {
+		t.Fatalf("approve by another person: %+v, %v", dep3, err)
+	}
+	if st, err := h.approvals.Read(ctx, out.OperationID); err != nil || st.Decision == nil || st.Decision.DecidedBy != "alice" {
+		t.Fatalf("standing decision after carol's approve: %+v, %v", st, err)
+	}
+	if ws := inst.workflowsNamed(t, name); len(ws) != 2 {
+		t.Fatalf("%d workflows after a second person's approve", len(ws))
 	}
 	// A decided ticket cannot be rejected.
 	if _, err := b.Reject(ctx, h.ideaID, "bob", "no"); !errors.Is(err, approval.ErrAlreadyDecided) {

@@ -36,7 +36,8 @@ func (e *AssertionError) Error() string { return "queue: invalid assertion spec:
 //
 // Every SQL query must return at least one row; every HTTP capture must have
 // been called (a request recorded in http_captures since the smoke run
-// started). A spec holds at least one of each: the playbook's minimum is a
+// started). A spec holds at least one of each: the minimum of
+// docs/builder-playbook.md (rule 10) is a
 // SQL query that must return a row and an HTTP capture that must have been
 // called.
 //

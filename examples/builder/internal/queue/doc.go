@@ -26,7 +26,8 @@
 //     *TransitionError carries the id, the wanted and the actual status.
 //   - ErrNoAssertion: the idea carries no assertion spec (L4 fails "no assertion
 //     defined"); *AssertionError: the spec is present but malformed or lacks
-//     a SQL check or an HTTP check (the playbook's minimum is one of each),
+//     a SQL check or an HTTP check (docs/builder-playbook.md, rule 10: one
+//     of each),
 //     with the raw text kept.
 //   - Driver errors are returned wrapped, never turned into an empty result.
 package queue

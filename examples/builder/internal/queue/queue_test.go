@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/candorkit/candor/examples/builder/internal/pgtest"
+	"github.com/candorkit/candor/internal/pgtest"
 )
 
 // backend opens fresh, initialised stores on one database kind.

@@ -16,8 +16,16 @@
 //     with the fields api_key and base_url (email and password optional);
 //     production reads secret/production/n8n. Plain net/http, TLS verified.
 //
-// Secret is the redacting type: its String, GoString, LogValue, MarshalJSON
-// and MarshalText all give "[REDACTED]"; Reveal is the only way to the value.
+// The API key, the password and the Vault credentials are held in the
+// module's redacting type, internal/secret's Secret: every way of printing,
+// logging or marshalling it gives "[REDACTED]"; Reveal is the only way to the
+// value. Vault error bodies are redacted with secret.Redact, which also
+// removes the encoded forms of each secret.
+//
+// The AppRole login token is revoked (POST /v1/auth/token/revoke-self) before
+// N8N returns, whether the read succeeded or not; mount and path segments
+// are path-escaped, and a mount with an empty, "." or ".." segment is
+// refused (ErrInvalid) before any request.
 //
 // Failure taxonomy:
 //   - ErrMissing (*MissingError): a required value is absent or empty; names
@@ -27,7 +35,11 @@
 //     is kept (bounded, with the secret id and token scrubbed) only for
 //     non-2xx answers, because a 2xx read carries the API key.
 //   - ErrInvalid: a value is present but unusable (a base URL that is not
-//     http(s), a credential file that is empty or too large).
+//     http(s), a credential file that is empty or too large, a mount path
+//     with an empty, "." or ".." segment).
+//   - A *VaultError with Op "revoke login token": the read may have
+//     succeeded, but the login token could not be revoked; N8N returns no
+//     connection then.
 //
 // Reads are bounded: credential files to 4 KiB, Vault bodies to 64 KiB.
 package secrets

@@ -8,44 +8,9 @@ import (
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/candorkit/candor/internal/secret"
 )
-
-// Secret holds a sensitive string. Every way of printing, logging or
-// marshalling it gives "[REDACTED]"; Reveal returns the value.
-type Secret struct{ v string }
-
-const redacted = "[REDACTED]"
-
-// NewSecret wraps a value.
-func NewSecret(v string) Secret { return Secret{v: v} }
-
-// Reveal returns the value, for the one place that must send it (a request
-// header). Never log or wrap it into an error.
-func (s Secret) Reveal() string { return s.v }
-
-// IsZero reports whether the secret is empty.
-func (s Secret) IsZero() bool { return s.v == "" }
-
-func (s Secret) String() string   { return redacted }
-func (s Secret) GoString() string { return `secrets.Secret("` + redacted + `")` }
-
-// LogValue keeps the value out of log/slog output.
-func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
-
-// MarshalJSON keeps the value out of JSON output.
-func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
-
-// MarshalText keeps the value out of text encodings.
-func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
-
-// Format handles every fmt verb, so %x or %q cannot reveal the value either.
-func (s Secret) Format(f fmt.State, verb rune) {
-	if verb == 'v' && f.Flag('#') {
-		_, _ = f.Write([]byte(s.GoString()))
-		return
-	}
-	_, _ = f.Write([]byte(redacted))
-}
 
 // Environment names an n8n instance.
 type Environment string
@@ -58,10 +23,10 @@ const (
 // N8N is how to reach one n8n instance.
 type N8N struct {
 	Env      Environment
-	BaseURL  string // e.g. http://127.0.0.1:5678 (no trailing slash)
-	APIKey   Secret // header X-N8N-API-KEY
-	Email    string // optional owner login for n8n's session-only endpoints
-	Password Secret // optional, with Email
+	BaseURL  string        // e.g. http://127.0.0.1:5678 (no trailing slash)
+	APIKey   secret.Secret // header X-N8N-API-KEY
+	Email    string        // optional owner login for n8n's session-only endpoints
+	Password secret.Secret // optional, with Email
 }
 
 // LogValue logs the URL and whether a key is present, never the key.
@@ -118,7 +83,7 @@ func (e Env) N8N(_ context.Context, env Environment) (N8N, error) {
 	}
 	get := func(name string) string { v, _ := lookup(name); return strings.TrimSpace(v) }
 	uv, kv, ev, pv := VarNames(env)
-	n := N8N{Env: env, BaseURL: get(uv), APIKey: NewSecret(get(kv)), Email: get(ev), Password: NewSecret(get(pv))}
+	n := N8N{Env: env, BaseURL: get(uv), APIKey: secret.New(get(kv)), Email: get(ev), Password: secret.New(get(pv))}
 	var missing []string
 	if n.BaseURL == "" {
 		missing = append(missing, uv)

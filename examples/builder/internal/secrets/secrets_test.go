@@ -13,8 +13,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/candorkit/candor/internal/secret"
 )
 
 const (
@@ -30,16 +36,40 @@ const (
 // GET /v1/secret/data/<path> → {"data":{"data":{…},"metadata":{…}}}, and
 // errors as {"errors":[…]}.
 type fakeVault struct {
-	secrets map[string]map[string]any // path below secret/ → fields
-	logins  atomic.Int32
-	reads   atomic.Int32
+	secrets    map[string]map[string]any // path below secret/ → fields
+	logins     atomic.Int32
+	reads      atomic.Int32
+	revokes    atomic.Int32
+	revoked    atomic.Bool // the login token was revoked
+	mu         sync.Mutex
+	paths      []string // escaped paths of the requests, in order
+	failRevoke bool     // answer revoke-self with 500
 }
 
 func (f *fakeVault) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
+	f.mu.Lock()
+	f.paths = append(f.paths, r.URL.EscapedPath())
+	f.mu.Unlock()
 	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/auth/token/revoke-self":
+		// Vault answers 204 with no body; a revoked token is refused after.
+		if r.Header.Get("X-Vault-Token") != token || f.revoked.Load() {
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `{"errors":["permission denied"]}`)
+			return
+		}
+		f.revokes.Add(1)
+		if f.failRevoke {
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, `{"errors":["internal error"]}`)
+			return
+		}
+		f.revoked.Store(true)
+		w.WriteHeader(http.StatusNoContent)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/auth/approle/login":
 		f.logins.Add(1)
+		f.revoked.Store(false) // each login issues a fresh token (the same string here)
 		var body struct {
 			RoleID   string `json:"role_id"`
 			SecretID string `json:"secret_id"`
@@ -54,7 +84,7 @@ func (f *fakeVault) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			`"metadata":{"role_name":"builder"},"lease_duration":1200,"renewable":true,"entity_id":"e-1","token_type":"service","orphan":true}}`, token)
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/secret/data/"):
 		f.reads.Add(1)
-		if r.Header.Get("X-Vault-Token") != token {
+		if r.Header.Get("X-Vault-Token") != token || f.revoked.Load() {
 			w.WriteHeader(http.StatusForbidden)
 			io.WriteString(w, `{"errors":["permission denied"]}`)
 			return
@@ -77,6 +107,12 @@ func (f *fakeVault) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		io.WriteString(w, `{"errors":[]}`)
 	}
+}
+
+func (f *fakeVault) seen() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.paths...)
 }
 
 func writeFile(t *testing.T, name, content string) string {
@@ -127,7 +163,7 @@ func TestVaultReadsSandboxConnection(t *testing.T) {
 	printed := fmt.Sprintf("%v %+v %#v %s %q %x %v", n, n, n, n.APIKey, n.APIKey, n.APIKey, []any{n.Password})
 	for where, s := range map[string]string{"slog": logs.String(), "json": string(js), "fmt": printed} {
 		assertNoSecret(t, where, s)
-		if !strings.Contains(s, redacted) && where != "slog" {
+		if !strings.Contains(s, secret.Redacted) && where != "slog" {
 			t.Fatalf("%s does not show the redaction marker: %s", where, s)
 		}
 	}
@@ -267,4 +303,91 @@ func TestEnv(t *testing.T) {
 		}
 		assertNoSecret(t, "error", err.Error())
 	}
+}
+
+// TestVaultRevokesLoginToken pins that the AppRole login token is revoked
+// (auth/token/revoke-self) after the read, whether the read succeeded or
+// failed, and that a failed revocation is an error.
+func TestVaultRevokesLoginToken(t *testing.T) {
+	ctx := context.Background()
+	conn := map[string]any{"base_url": "https://n8n.example", "api_key": apiKey}
+	fv := &fakeVault{secrets: map[string]map[string]any{"sandbox/n8n": conn}}
+	v, _ := newVault(t, fv)
+	_, err := v.N8N(ctx, Sandbox)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, fv.revokes.Load())
+	assert.True(t, fv.revoked.Load())
+
+	missing := &fakeVault{}
+	v, _ = newVault(t, missing)
+	_, err = v.N8N(ctx, Sandbox)
+	require.Error(t, err)
+	assert.EqualValues(t, 1, missing.revokes.Load(), "revoked after a failed read too")
+
+	failing := &fakeVault{secrets: map[string]map[string]any{"sandbox/n8n": conn}, failRevoke: true}
+	v, _ = newVault(t, failing)
+	_, err = v.N8N(ctx, Sandbox)
+	var ve *VaultError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "revoke login token", ve.Op)
+	assertNoSecret(t, "revoke error", err.Error())
+}
+
+// TestVaultEscapesMounts pins that mount segments are path-escaped and that
+// a segment that would name another path is refused before any request.
+func TestVaultEscapesMounts(t *testing.T) {
+	ctx := context.Background()
+	fv := &fakeVault{}
+	v, _ := newVault(t, fv)
+	v.KVMount = "team kv/a?b#c"
+	v.AuthMount = "app role"
+	_, err := v.N8N(ctx, Sandbox)
+	require.Error(t, err) // the fake serves only secret/ and approle
+	require.NotEmpty(t, fv.seen())
+	assert.Equal(t, "/v1/auth/app%20role/login", fv.seen()[0])
+
+	fv = &fakeVault{}
+	v, _ = newVault(t, fv)
+	v.KVMount = "team kv/a?b#c"
+	v.AuthMount = ""
+	_, err = v.N8N(ctx, Sandbox)
+	require.Error(t, err)
+	require.Len(t, fv.seen(), 3, "login, read, revoke")
+	assert.Equal(t, "/v1/team%20kv/a%3Fb%23c/data/sandbox/n8n", fv.seen()[1])
+
+	for _, bad := range []string{"..", "kv/../sys", "a//b", "."} {
+		fv = &fakeVault{}
+		v, _ = newVault(t, fv)
+		v.KVMount = bad
+		_, err = v.N8N(ctx, Sandbox)
+		assert.ErrorIs(t, err, ErrInvalid, bad)
+		assert.Empty(t, fv.seen(), "%q: a request was sent", bad)
+	}
+}
+
+// TestVaultNeverFollowsRedirects: Vault's token travels in X-Vault-Token, a
+// header Go forwards on a redirect, so a redirect is answered as an error
+// and the other host sees nothing.
+func TestVaultNeverFollowsRedirects(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+	}))
+	t.Cleanup(other.Close)
+	fv := &fakeVault{secrets: map[string]map[string]any{"sandbox/n8n": {"base_url": "https://n8n.example", "api_key": apiKey}}}
+	v, _ := newVault(t, fv)
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/data/") {
+			http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+			return
+		}
+		fv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(redirecting.Close)
+	v.Addr = redirecting.URL
+	_, err := v.N8N(context.Background(), Sandbox)
+	var ve *VaultError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, http.StatusTemporaryRedirect, ve.Status)
+	assert.Zero(t, elsewhere.Load(), "the redirect was followed")
 }

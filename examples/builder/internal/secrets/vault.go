@@ -12,6 +12,9 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/candorkit/candor/internal/httpx"
+	"github.com/candorkit/candor/internal/secret"
 )
 
 // Bounds on what this package reads.
@@ -40,7 +43,7 @@ type Vault struct {
 
 // VaultError is an unusable answer from Vault.
 type VaultError struct {
-	Op     string   // "login" or "read secret/sandbox/n8n"
+	Op     string   // "login", "read secret/sandbox/n8n" or "revoke login token"
 	Status int      // HTTP status (0 when the request did not complete)
 	Errors []string // Vault's "errors" list, when it sent one
 	Body   string   // bounded, scrubbed body of a non-2xx answer
@@ -71,8 +74,43 @@ func (e *VaultError) Unwrap() error { return e.Err }
 // KVPath is the KV v2 path (below the mount) holding env's n8n connection.
 func KVPath(env Environment) string { return string(env) + "/n8n" }
 
-// N8N implements Source.
-func (v Vault) N8N(ctx context.Context, env Environment) (N8N, error) {
+// revokeTimeout bounds the token revocation, which runs even when ctx has
+// ended.
+const revokeTimeout = 10 * time.Second
+
+// revoke revokes the login token (POST /v1/auth/token/revoke-self, which
+// Vault answers 204).
+func (v Vault) revoke(ctx context.Context, client *http.Client, base string, token secret.Secret, scrub []string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), revokeTimeout)
+	defer cancel()
+	return v.do(ctx, client, "revoke login token", http.MethodPost, base+"/v1/auth/token/revoke-self", token.Reveal(), []byte("{}"), scrub, nil)
+}
+
+// escapeMount path-escapes each segment of a mount path ("kv/team" has two)
+// and refuses an empty, "." or ".." segment, which would name another path.
+func escapeMount(what, mount string) (string, error) {
+	for _, seg := range strings.Split(strings.Trim(mount, "/"), "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return "", fmt.Errorf("%w: vault %s %q has an empty, \".\" or \"..\" segment", ErrInvalid, what, mount)
+		}
+	}
+	return escapeSegments(strings.Trim(mount, "/")), nil
+}
+
+// escapeSegments path-escapes each "/"-separated segment of p.
+func escapeSegments(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}
+
+// N8N implements Source. It logs in with AppRole, reads the KV v2 secret
+// and revokes the login token before returning; a revocation that fails is
+// an error (a *VaultError, joined to the read's own error if any). Mount
+// and path segments are path-escaped.
+func (v Vault) N8N(ctx context.Context, env Environment) (n N8N, err error) {
 	if err := checkEnv(env); err != nil {
 		return N8N{}, err
 	}
@@ -88,11 +126,22 @@ func (v Vault) N8N(ctx context.Context, env Environment) (N8N, error) {
 	if err != nil {
 		return N8N{}, err
 	}
-	authMount, kvMount := or(v.AuthMount, "approle"), or(v.KVMount, "secret")
+	authMount, err := escapeMount("auth mount", or(v.AuthMount, "approle"))
+	if err != nil {
+		return N8N{}, err
+	}
+	kvMountPath, err := escapeMount("KV mount", or(v.KVMount, "secret"))
+	if err != nil {
+		return N8N{}, err
+	}
+	kvMount := or(v.KVMount, "secret")
+	// Redirects are never followed: the login token travels in a header
+	// that Go would forward to the redirect's target.
 	client := v.HTTPClient
 	if client == nil {
 		client = &http.Client{Timeout: 30 * time.Second}
 	}
+	client = httpx.NoRedirectClient(client)
 	scrub := []string{secretID.Reveal(), roleID.Reveal()}
 
 	// 1. AppRole login.
@@ -108,8 +157,15 @@ func (v Vault) N8N(ctx context.Context, env Environment) (N8N, error) {
 	if login.Auth == nil || login.Auth.ClientToken == "" {
 		return N8N{}, &VaultError{Op: "login", Status: http.StatusOK, Reason: "answer has no auth.client_token"}
 	}
-	token := NewSecret(login.Auth.ClientToken)
+	token := secret.New(login.Auth.ClientToken)
 	scrub = append(scrub, token.Reveal())
+	// The login token is needed for one read: revoke it however the read
+	// ends, so that no live token outlives this call.
+	defer func() {
+		if rerr := v.revoke(ctx, client, base.String(), token, scrub); rerr != nil {
+			n, err = N8N{}, errors.Join(err, rerr)
+		}
+	}()
 
 	// 2. KV v2 read.
 	op := "read " + kvMount + "/" + KVPath(env)
@@ -118,7 +174,7 @@ func (v Vault) N8N(ctx context.Context, env Environment) (N8N, error) {
 			Data map[string]any `json:"data"`
 		} `json:"data"`
 	}
-	if err := v.do(ctx, client, op, http.MethodGet, base.String()+"/v1/"+kvMount+"/data/"+KVPath(env), token.Reveal(), nil, scrub, &kv); err != nil {
+	if err := v.do(ctx, client, op, http.MethodGet, base.String()+"/v1/"+kvMountPath+"/data/"+escapeSegments(KVPath(env)), token.Reveal(), nil, scrub, &kv); err != nil {
 		return N8N{}, err
 	}
 	if kv.Data == nil || kv.Data.Data == nil {
@@ -133,7 +189,7 @@ func (v Vault) N8N(ctx context.Context, env Environment) (N8N, error) {
 		s, ok := raw.(string)
 		return strings.TrimSpace(s), ok
 	}
-	n := N8N{Env: env}
+	n = N8N{Env: env}
 	var missing, wrongType []string
 	for _, f := range []struct {
 		name     string
@@ -141,9 +197,9 @@ func (v Vault) N8N(ctx context.Context, env Environment) (N8N, error) {
 		set      func(string)
 	}{
 		{"base_url", true, func(s string) { n.BaseURL = s }},
-		{"api_key", true, func(s string) { n.APIKey = NewSecret(s) }},
+		{"api_key", true, func(s string) { n.APIKey = secret.New(s) }},
 		{"email", false, func(s string) { n.Email = s }},
-		{"password", false, func(s string) { n.Password = NewSecret(s) }},
+		{"password", false, func(s string) { n.Password = secret.New(s) }},
 	} {
 		s, ok := str(f.name)
 		switch {
@@ -191,12 +247,12 @@ func (v Vault) do(ctx context.Context, client *http.Client, op, method, u, token
 		return &VaultError{Op: op, Err: scrubErr(err, scrub)}
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxVaultBody+1))
+	raw, err := httpx.ReadAll(resp.Body, MaxVaultBody)
+	if errors.Is(err, httpx.ErrTooLarge) {
+		return &VaultError{Op: op, Status: resp.StatusCode, Reason: fmt.Sprintf("body larger than %d bytes", MaxVaultBody)}
+	}
 	if err != nil {
 		return &VaultError{Op: op, Status: resp.StatusCode, Reason: "read body", Err: scrubErr(err, scrub)}
-	}
-	if len(raw) > MaxVaultBody {
-		return &VaultError{Op: op, Status: resp.StatusCode, Reason: fmt.Sprintf("body larger than %d bytes", MaxVaultBody)}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		e := &VaultError{Op: op, Status: resp.StatusCode, Body: scrubString(string(raw), scrub)}
@@ -213,6 +269,9 @@ func (v Vault) do(ctx context.Context, client *http.Client, op, method, u, token
 		}
 		return e
 	}
+	if out == nil {
+		return nil
+	}
 	if err := json.Unmarshal(raw, out); err != nil {
 		// The body of a 2xx answer may carry secrets: describe it, do not keep it.
 		return &VaultError{Op: op, Status: resp.StatusCode, Reason: fmt.Sprintf("answer is not the expected JSON (%d bytes)", len(raw))}
@@ -220,27 +279,27 @@ func (v Vault) do(ctx context.Context, client *http.Client, op, method, u, token
 	return nil
 }
 
-func readCredentialFile(what, path string) (Secret, error) {
+func readCredentialFile(what, path string) (secret.Secret, error) {
 	if path == "" {
-		return Secret{}, &MissingError{Source: "vault AppRole", Names: []string{what + " file"}}
+		return secret.Secret{}, &MissingError{Source: "vault AppRole", Names: []string{what + " file"}}
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return Secret{}, fmt.Errorf("secrets: %s file: %w", what, err)
+		return secret.Secret{}, fmt.Errorf("secrets: %s file: %w", what, err)
 	}
 	defer f.Close()
 	raw, err := io.ReadAll(io.LimitReader(f, MaxCredentialFile+1))
 	if err != nil {
-		return Secret{}, fmt.Errorf("secrets: read %s file %s: %w", what, path, err)
+		return secret.Secret{}, fmt.Errorf("secrets: read %s file %s: %w", what, path, err)
 	}
 	if len(raw) > MaxCredentialFile {
-		return Secret{}, fmt.Errorf("%w: %s file %s is larger than %d bytes", ErrInvalid, what, path, MaxCredentialFile)
+		return secret.Secret{}, fmt.Errorf("%w: %s file %s is larger than %d bytes", ErrInvalid, what, path, MaxCredentialFile)
 	}
 	v := strings.TrimSpace(string(raw))
 	if v == "" || strings.ContainsAny(v, "\r\n") {
-		return Secret{}, fmt.Errorf("%w: %s file %s must hold exactly one non-empty line", ErrInvalid, what, path)
+		return secret.Secret{}, fmt.Errorf("%w: %s file %s must hold exactly one non-empty line", ErrInvalid, what, path)
 	}
-	return NewSecret(v), nil
+	return secret.New(v), nil
 }
 
 func or(v, def string) string {
@@ -251,12 +310,7 @@ func or(v, def string) string {
 }
 
 func scrubString(s string, secrets []string) string {
-	for _, sec := range secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, redacted)
-		}
-	}
-	return s
+	return secret.Redact(s, secrets...)
 }
 
 func scrubErr(err error, secrets []string) error {

@@ -1,0 +1,5 @@
+package reorder
+
+// PlanBaseline is Plan without its telemetry, options and log record: the
+// benchmarks' baseline.
+var PlanBaseline = plan

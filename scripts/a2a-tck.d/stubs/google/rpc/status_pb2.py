@@ -1,0 +1,5 @@
+"""Stub of googleapis-common-protos' google/rpc/status.proto (see _absent.py)."""
+
+from google.rpc._absent import absent
+
+__getattr__ = absent(__name__)

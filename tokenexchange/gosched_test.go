@@ -1,5 +1,0 @@
-package tokenexchange_test
-
-import "runtime"
-
-func runtimeGosched() { runtime.Gosched() }
