@@ -39,6 +39,7 @@ import (
 // Recorder holds an SDK tracer provider and meter provider that record to
 // memory. Its spans are those ended so far.
 type Recorder struct {
+	t      testing.TB
 	spans  *tracetest.SpanRecorder
 	tp     *sdktrace.TracerProvider
 	reader *sdkmetric.ManualReader
@@ -49,7 +50,7 @@ type Recorder struct {
 // span is sampled.
 func New(t testing.TB) *Recorder {
 	t.Helper()
-	r := &Recorder{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
+	r := &Recorder{t: t, spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
 	r.tp = sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(r.spans))
 	r.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(r.reader))
 	t.Cleanup(func() {
@@ -96,10 +97,14 @@ func (r *Recorder) Span(t testing.TB, name string) sdktrace.ReadOnlySpan {
 	return got[0]
 }
 
-// Metrics collects the metrics recorded so far.
+// Metrics collects the metrics recorded so far. A collection that fails
+// fails the test: an empty result must never pass for "nothing recorded".
 func (r *Recorder) Metrics(ctx context.Context) metricdata.ResourceMetrics {
+	r.t.Helper()
 	var rm metricdata.ResourceMetrics
-	_ = r.reader.Collect(ctx, &rm)
+	if err := r.reader.Collect(ctx, &rm); err != nil {
+		r.t.Errorf("oteltest: collecting metrics: %v", err)
+	}
 	return rm
 }
 
