@@ -19,8 +19,8 @@ const (
 	KindNoToken         Kind = "no_token"         // ErrNoToken: nothing was sent
 	KindBudgetExceeded  Kind = "budget_exceeded"  // ErrBudgetExceeded
 	KindTooLarge        Kind = "too_large"        // ErrResponseTooLarge
-	KindUnauthorized    Kind = "unauthorized"     // HTTP 401 (ErrUnauthorized)
-	KindForbidden       Kind = "forbidden"        // HTTP 403
+	KindUnauthorized    Kind = "unauthorized"     // HTTP 401 (ErrUnauthorized), also an *AuthorizationError of a 401
+	KindForbidden       Kind = "forbidden"        // HTTP 403, also an *AuthorizationError of a 403
 	KindSessionExpired  Kind = "session_expired"  // ErrSessionExpired
 	KindStatus          Kind = "status"           // another non-2xx *StatusError
 	KindToolError       Kind = "tool_error"       // *ToolError
@@ -64,6 +64,8 @@ func Classify(err error) Kind {
 		return KindUnauthorized
 	case errors.As(err, &se) && se.StatusCode == http.StatusForbidden:
 		return KindForbidden
+	case isForbidden(err):
+		return KindForbidden
 	case errors.Is(err, ErrSessionExpired):
 		return KindSessionExpired
 	case se != nil:
@@ -88,6 +90,12 @@ func Classify(err error) Kind {
 		return KindTimeout
 	}
 	return KindTransport
+}
+
+// isForbidden reports a 403 whose Authorizer could not help.
+func isForbidden(err error) bool {
+	ae, ok := errors.AsType[*AuthorizationError](err)
+	return ok && ae.StatusCode == http.StatusForbidden
 }
 
 func isType[E error](err error) bool {

@@ -71,6 +71,7 @@ type Option func(*options)
 
 type options struct {
 	tokens      oauth2.TokenSource
+	auth        Authorizer
 	version     string
 	skipInitNot bool
 	budget      *Budget
@@ -115,6 +116,25 @@ func WithTokenSource(ts oauth2.TokenSource) Option {
 		}
 		o.given("WithTokenSource")
 		o.tokens = ts
+	}
+}
+
+// WithAuthorizer makes a answer the server's authorization challenges and
+// supply the bearer of every request, in place of WithTokenSource (the two
+// exclude each other; a Pool takes neither). A request answered 401 or 403
+// is handed to a.Authorize with the answer's header and sent again once a
+// returns nil, at most MaxAuthorizeRetries times per request: a 401 or 403
+// means the server refused the request before acting on it, so sending it
+// again cannot repeat an effect. When a returns an error the request fails
+// with an *AuthorizationError that keeps both the refusal and that error.
+// Package mcpclient/mcpauth provides the MCP authorization flows.
+func WithAuthorizer(a Authorizer) Option {
+	return func(o *options) {
+		if a == nil {
+			o.bad("WithAuthorizer: nil Authorizer")
+		}
+		o.given("WithAuthorizer")
+		o.auth = a
 	}
 }
 
@@ -246,7 +266,10 @@ func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.tokens != nil && u.Scheme == "http" && !httpx.IsLoopback(u.Host) {
+	if cfg.tokens != nil && cfg.auth != nil {
+		return nil, usagef("mcpclient: WithTokenSource and WithAuthorizer exclude each other")
+	}
+	if (cfg.tokens != nil || cfg.auth != nil) && u.Scheme == "http" && !httpx.IsLoopback(u.Host) {
 		return nil, usagef("mcpclient: refusing to send a bearer token over plain http to %s", u.Host)
 	}
 	c := newClient(u, cfg)
@@ -310,7 +333,7 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	w := &wire{base: base, origin: c.endpoint, maxBody: c.cfg.maxBody, budget: c.budget, resume: defaultResumePolicy}
+	w := &wire{base: base, origin: c.endpoint, maxBody: c.cfg.maxBody, budget: c.budget, resume: defaultResumePolicy, auth: c.cfg.auth}
 	if ts := c.cfg.tokens; ts != nil {
 		w.setTokens(ts)
 	} else if ts := envOf(ctx).tokens; ts != nil {

@@ -17,9 +17,25 @@
 // source or HTTP client, a non-positive WithMaxResponseBytes, an unsupported
 // protocol version) makes Dial fail, as does an option Dial does not take
 // (WithMaxSessions, WithIdleTimeout; NewPool likewise refuses
-// WithTokenSource and WithBudget). WithTokenSource puts the caller's
+// WithTokenSource, WithAuthorizer and WithBudget). WithTokenSource puts the caller's
 // bearer token on every request, including stream resumptions,
 // re-initialization and the DELETE that Close sends to end the session.
+//
+// # Authorization
+//
+// WithAuthorizer replaces WithTokenSource with an Authorizer, which
+// supplies each request's token and answers the server's challenges:
+// package mcpclient/mcpauth implements the MCP authorization flows
+// (protected resource metadata discovery, authorization server metadata,
+// client registration, PKCE, resource indicators, step-up). A request
+// answered 401 or 403 goes to Authorizer.Authorize with the answer's
+// WWW-Authenticate header and the token it carried, and is sent again once
+// that returns nil, at most MaxAuthorizeRetries times: a refusal means the
+// server did not act on the request, so sending it again repeats no
+// effect. When the Authorizer cannot help, the request fails with an
+// *AuthorizationError that keeps the refusal (StatusCode, Header, Body)
+// and the Authorizer's error (Err, for errors.As); when the retries run
+// out, the last refusal is a *StatusError as without an Authorizer.
 // The client follows no redirect and refuses to send a token over plain
 // http except to a loopback address. A Client prints and logs (String,
 // Format, LogValue) only its endpoint, protocol version and whether it
@@ -187,7 +203,8 @@
 //     the DELETE of Close), with StatusCode, Header (a 401's
 //     WWW-Authenticate) and at most 64 KiB of Body; Error quotes a short
 //     excerpt, trimmed and cut on a rune boundary. A 401 matches
-//     ErrUnauthorized ("unauthorized") and is never retried; 403 is
+//     ErrUnauthorized ("unauthorized") and is never retried but through an
+//     Authorizer; 403 is
 //     "forbidden"; a session that stays unknown after the one
 //     re-initialization matches ErrSessionExpired ("session_expired");
 //     any other status is "status".
@@ -200,6 +217,11 @@
 //     ErrClosed ("closed": the Client or the Pool was closed).
 //   - A scan stopped by a rule that spans pages (a repeated cursor, a total
 //     that does not match the items read, the page cap): "incomplete".
+//   - *AuthorizationError: a 401 ("unauthorized", matching
+//     ErrUnauthorized) or 403 ("forbidden") that the Authorizer could not
+//     answer (Err says why: for mcpauth, no client identity, a metadata
+//     document for another resource, a step-up that cannot help, ...);
+//     the request was not sent again.
 //   - ErrPoolFull ("pool_full"): every session of the Pool is in use;
 //     nothing was sent. Try again later or raise WithMaxSessions.
 //   - A request refused before anything was sent (arguments that do not

@@ -113,12 +113,12 @@ type entry struct {
 
 // NewPool returns a pool of sessions with the MCP server at endpoint. It
 // sends nothing until the first call. It takes the options of Dial except
-// WithTokenSource (tokens come with each Identity) and WithBudget (budgets
+// WithTokenSource and WithAuthorizer (tokens come with each Identity) and WithBudget (budgets
 // are per Caller), plus WithMaxSessions and WithIdleTimeout. Plain http is
 // accepted only to a loopback address, since every request carries a
 // bearer.
 func NewPool(endpoint string, opts ...Option) (*Pool, error) {
-	cfg, u, err := configure(endpoint, opts, "WithTokenSource", "WithBudget")
+	cfg, u, err := configure(endpoint, opts, "WithTokenSource", "WithAuthorizer", "WithBudget")
 	if err != nil {
 		return nil, err
 	}

@@ -182,7 +182,7 @@ func (s *sseStream) resumeStream() error {
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Last-Event-ID", s.p.lastID)
-	if req, err = s.w.authorize(req); err != nil {
+	if req, _, err = s.w.authorize(req); err != nil {
 		return s.unknown("cannot authorize the resumption request", err)
 	}
 	resp, err := s.w.base.RoundTrip(req)

@@ -212,6 +212,7 @@ type wire struct {
 	budget  *budget
 	resume  resumePolicy
 	listen  bool // the standalone GET stream is allowed (a handler was given)
+	auth    Authorizer
 
 	// outcome of the DELETE that mcp-go sends on Close (it has no context
 	// of ours, so it is recorded here).
@@ -254,11 +255,12 @@ func (w *wire) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // authorize returns req with the caller's headers and the bearer set (a
-// clone: a RoundTripper must not change the caller's request).
+// clone: a RoundTripper must not change the caller's request), and the
+// token it carries (nil: none).
 //
 // The trace context of the request's context goes in the W3C traceparent
 // and tracestate headers (over a caller's header of the same name).
-func (w *wire) authorize(req *http.Request) (*http.Request, error) {
+func (w *wire) authorize(req *http.Request) (*http.Request, *oauth2.Token, error) {
 	env := envOf(req.Context())
 	traced := trace.SpanContextFromContext(req.Context()).IsValid()
 	if len(env.header) > 0 || traced {
@@ -270,28 +272,74 @@ func (w *wire) authorize(req *http.Request) (*http.Request, error) {
 			otelx.Inject(req.Context(), req.Header)
 		}
 	}
-	ts := env.tokens
-	if ts == nil {
-		if p := w.tokens.Load(); p != nil {
-			ts = p.ts
+	var (
+		tok *oauth2.Token
+		err error
+	)
+	switch ts := env.tokens; {
+	case ts != nil:
+		tok, err = ts.Token()
+	case w.auth != nil:
+		tok, err = w.auth.Token(req.Context(), w.origin.String())
+		if err == nil && tok == nil {
+			return req, nil, nil // not authorized yet: the server's challenge will say how
 		}
-	}
-	if ts == nil {
-		return req, nil
+	default:
+		p := w.tokens.Load()
+		if p == nil || p.ts == nil {
+			return req, nil, nil
+		}
+		tok, err = p.ts.Token()
 	}
 	if req.URL.Scheme != w.origin.Scheme || req.URL.Host != w.origin.Host {
-		return nil, fmt.Errorf("mcpclient: refusing to send the bearer token to %s://%s", req.URL.Scheme, req.URL.Host)
+		return nil, nil, fmt.Errorf("mcpclient: refusing to send the bearer token to %s://%s", req.URL.Scheme, req.URL.Host)
 	}
-	tok, err := ts.Token()
 	if err != nil {
-		return nil, fmt.Errorf("%w: token source: %w", ErrNoToken, err)
+		return nil, nil, fmt.Errorf("%w: token source: %w", ErrNoToken, err)
 	}
 	if tok == nil || tok.AccessToken == "" {
-		return nil, fmt.Errorf("%w: token source returned an empty token", ErrNoToken)
+		return nil, nil, fmt.Errorf("%w: token source returned an empty token", ErrNoToken)
 	}
 	req = req.Clone(req.Context())
 	req.Header.Set("Authorization", tok.Type()+" "+tok.AccessToken)
-	return req, nil
+	return req, tok, nil
+}
+
+// send makes one HTTP request with the bearer, answering a 401 or 403
+// through the client's Authorizer, if any, and sending the request again
+// when it says a new token is ready (at most MaxAuthorizeRetries times).
+// A refusal is a request the server did not act on, so sending it again
+// repeats nothing. The DELETE that ends a session is not re-authorized.
+func (w *wire) send(req *http.Request, ex *exchange, bud *budget) (*http.Response, *http.Request, error) {
+	areq, sent, err := w.authorize(req)
+	if err != nil {
+		closeBody(req)
+		return nil, nil, ex.fail(err)
+	}
+	resp, err := w.base.RoundTrip(areq)
+	for tries := 0; err == nil && w.auth != nil && req.Method != http.MethodDelete && challenged(resp.StatusCode) && tries < MaxAuthorizeRetries; tries++ {
+		data := w.readErrorBody(resp, bud)
+		ch := Challenge{Endpoint: w.origin.String(), StatusCode: resp.StatusCode, Header: resp.Header.Clone(), Token: sent}
+		if aerr := w.auth.Authorize(req.Context(), ch); aerr != nil {
+			return nil, nil, ex.fail(&AuthorizationError{StatusCode: ch.StatusCode, Header: ch.Header, Body: data, Err: aerr})
+		}
+		next := req.Clone(req.Context())
+		if req.Body != nil && req.Body != http.NoBody {
+			if req.GetBody == nil {
+				return nil, nil, ex.fail(&AuthorizationError{StatusCode: ch.StatusCode, Header: ch.Header, Body: data,
+					Err: errors.New("the request body cannot be sent again")})
+			}
+			if next.Body, err = req.GetBody(); err != nil {
+				return nil, nil, ex.fail(err)
+			}
+		}
+		if areq, sent, err = w.authorize(next); err != nil {
+			closeBody(next)
+			return nil, nil, ex.fail(err)
+		}
+		resp, err = w.base.RoundTrip(areq)
+	}
+	return resp, areq, err
 }
 
 func (w *wire) roundTrip(req *http.Request, ex *exchange, bud *budget) (*http.Response, error) {
@@ -313,12 +361,7 @@ func (w *wire) roundTrip(req *http.Request, ex *exchange, bud *budget) (*http.Re
 		closeBody(req)
 		return nil, ex.fail(err)
 	}
-	areq, err := w.authorize(req)
-	if err != nil {
-		closeBody(req)
-		return nil, ex.fail(err)
-	}
-	resp, err := w.base.RoundTrip(areq)
+	resp, areq, err := w.send(req, ex, bud)
 	if err != nil {
 		return nil, err
 	}
@@ -357,11 +400,7 @@ func (w *wire) standalone(req *http.Request, bud *budget) (*http.Response, error
 	if err := bud.spent(); err != nil {
 		return nil, err
 	}
-	areq, err := w.authorize(req)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := w.base.RoundTrip(areq)
+	resp, _, err := w.send(req, nil, bud)
 	if err != nil {
 		return nil, err
 	}

@@ -53,12 +53,17 @@ type Config struct {
 	// Keycloak: .../protocol/openid-connect/revoke), under the same https
 	// rule. Optional; Revoke needs it.
 	RevocationURL string
-	// ClientID and ClientSecret authenticate the requesting (confidential)
-	// client, for example the agent.
+	// ClientID and ClientSecret authenticate the requesting client, for
+	// example the agent. A public client has no ClientSecret: its client_id
+	// goes in the request body and no secret is sent (AuthStyle is then
+	// ignored).
 	ClientID     string
 	ClientSecret string
 	// Audience values are sent as repeated audience parameters.
 	Audience []string
+	// Resource values are sent as repeated resource parameters (RFC 8693
+	// §2.1, RFC 8707): absolute URIs of the services the token is for.
+	Resource []string
 	// Scopes are sent space-separated as the scope parameter.
 	Scopes []string
 	// RequestedTokenType is sent as requested_token_type; the response's
@@ -108,6 +113,7 @@ type client struct {
 	clientID      string
 	clientSecret  secret.Secret
 	audience      []string
+	resource      []string
 	scope         string
 	requestedType string
 	subjectType   string
@@ -125,8 +131,13 @@ func (c *Config) prepare() (*client, error) {
 	if c == nil {
 		return nil, fmt.Errorf("%w: nil Config", ErrConfig)
 	}
-	if c.ClientID == "" || c.ClientSecret == "" {
-		return nil, fmt.Errorf("%w: ClientID and ClientSecret are required", ErrConfig)
+	if c.ClientID == "" {
+		return nil, fmt.Errorf("%w: ClientID is required", ErrConfig)
+	}
+	for _, r := range c.Resource {
+		if u, err := url.Parse(r); err != nil || !u.IsAbs() || u.Fragment != "" {
+			return nil, fmt.Errorf("%w: Resource %q is not an absolute URI without fragment", ErrConfig, r)
+		}
 	}
 	switch c.AuthStyle {
 	case oauth2.AuthStyleAutoDetect, oauth2.AuthStyleInHeader, oauth2.AuthStyleInParams:
@@ -145,19 +156,22 @@ func (c *Config) prepare() (*client, error) {
 		clientID:      c.ClientID,
 		clientSecret:  secret.New(c.ClientSecret),
 		audience:      append([]string(nil), c.Audience...),
+		resource:      append([]string(nil), c.Resource...),
 		scope:         strings.Join(c.Scopes, " "),
 		requestedType: c.RequestedTokenType,
 		subjectType:   c.SubjectTokenType,
-		inParams:      c.AuthStyle == oauth2.AuthStyleInParams,
+		inParams:      c.AuthStyle == oauth2.AuthStyleInParams || c.ClientSecret == "",
 		hc:            httpx.NoRedirectClient(c.HTTPClient),
 		log:           c.Logger,
 		margin:        c.ExpiryMargin,
 		tel:           newTelemetry(c.TracerProvider, c.MeterProvider),
-		credentials: []string{
+	}
+	if c.ClientSecret != "" {
+		cl.credentials = []string{
 			c.ClientSecret,
 			secret.Basic(c.ClientID, c.ClientSecret),
 			secret.Basic(url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret)),
-		},
+		}
 	}
 	if c.RevocationURL != "" {
 		if cl.revocationURL, err = parseEndpoint("RevocationURL", c.RevocationURL); err != nil {
@@ -231,6 +245,9 @@ func (cl *client) exchange(ctx context.Context, subjectToken string) (tok *Token
 	}
 	for _, a := range cl.audience {
 		form.Add("audience", a)
+	}
+	for _, r := range cl.resource {
+		form.Add("resource", r)
 	}
 	if cl.scope != "" {
 		form.Set("scope", cl.scope)
@@ -394,7 +411,9 @@ func (cl *client) logFailure(ctx context.Context, err error) {
 func (cl *client) post(ctx context.Context, o *op, endpoint *url.URL, op string, form url.Values, secrets []string) (int, []byte, error) {
 	if cl.inParams {
 		form.Set("client_id", cl.clientID)
-		form.Set("client_secret", cl.clientSecret.Reveal())
+		if !cl.clientSecret.IsZero() {
+			form.Set("client_secret", cl.clientSecret.Reveal())
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "", strings.NewReader(form.Encode()))
 	if err != nil {

@@ -49,13 +49,13 @@ func ExampleConfig_TokenSource() {
 	fmt.Println(ts)
 	fmt.Println(cfg)
 
-	cfg.ClientSecret = ""
+	cfg.ClientID = ""
 	_, err := cfg.TokenSource(context.Background(), "the-person's-access-token").Token()
 	fmt.Println(err)
 	// Output:
 	// tokenexchange.TokenSource{client_id="agent"}
-	// tokenexchange.Config{TokenURL="https://idp.example.com/realms/shop/protocol/openid-connect/token" RevocationURL="" ClientID="agent" ClientSecret=[REDACTED] Audience=["mcp-server"] Scopes=[] RequestedTokenType="" AuthStyle=0}
-	// tokenexchange: invalid config: ClientID and ClientSecret are required
+	// tokenexchange.Config{TokenURL="https://idp.example.com/realms/shop/protocol/openid-connect/token" RevocationURL="" ClientID="agent" ClientSecret=[REDACTED] Audience=["mcp-server"] Resource=[] Scopes=[] RequestedTokenType="" AuthStyle=0}
+	// tokenexchange: invalid config: ClientID is required
 }
 
 // The interactive flow, against an in-process OpenID provider as strict as

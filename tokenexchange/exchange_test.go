@@ -175,8 +175,10 @@ func TestExchangeRefusedBeforeNetwork(t *testing.T) {
 		want    error
 	}{
 		"empty subject": {good, "", tokenexchange.ErrNoSubjectToken},
-		"no secret":     {&tokenexchange.Config{TokenURL: good.TokenURL, ClientID: agentClient}, "x", tokenexchange.ErrConfig},
-		"plain http":    {&tokenexchange.Config{TokenURL: "http://idp.example.com/token", ClientID: "a", ClientSecret: "b"}, "x", tokenexchange.ErrConfig},
+		"no client id":  {&tokenexchange.Config{TokenURL: good.TokenURL, ClientSecret: "b"}, "x", tokenexchange.ErrConfig},
+		"relative resource": {&tokenexchange.Config{TokenURL: good.TokenURL, ClientID: "a", ClientSecret: "b", Resource: []string{"/mcp"}},
+			"x", tokenexchange.ErrConfig},
+		"plain http": {&tokenexchange.Config{TokenURL: "http://idp.example.com/token", ClientID: "a", ClientSecret: "b"}, "x", tokenexchange.ErrConfig},
 		"plain http revocation": {&tokenexchange.Config{TokenURL: good.TokenURL, RevocationURL: "http://idp.example.com/revoke", ClientID: "a", ClientSecret: "b"},
 			"x", tokenexchange.ErrConfig},
 		"bad auth style": {&tokenexchange.Config{TokenURL: good.TokenURL, ClientID: "a", ClientSecret: "b", AuthStyle: 7}, "x", tokenexchange.ErrConfig},
@@ -194,6 +196,29 @@ func TestExchangeRefusedBeforeNetwork(t *testing.T) {
 	if n := f.tokenRequests(); n != 0 {
 		t.Errorf("%d requests reached the OP, want 0", n)
 	}
+}
+
+// A Config without ClientSecret is a public client: its client_id goes in
+// the body, no Authorization header and no client_secret are sent, and the
+// Resource values go out as resource parameters. The provider, whose agent
+// client is confidential, refuses it; what reached it is what is checked.
+func TestPublicClientSendsIDAndResource(t *testing.T) {
+	f := newFixture(t, oidctest.Options{}, 0)
+	cfg := f.config()
+	cfg.ClientSecret = ""
+	cfg.AuthStyle = oauth2.AuthStyleInHeader // ignored without a secret
+	cfg.Resource = []string{"https://mcp.example.com/mcp"}
+	_, err := cfg.Exchange(context.Background(), f.userToken())
+	f.record(err)
+	require.Error(t, err)
+	reqs := f.op.Requests()
+	require.NotEmpty(t, reqs)
+	last := reqs[len(reqs)-1]
+	assert.False(t, last.BasicAuth, "a public client sends no Authorization header")
+	assert.Equal(t, agentClient, last.ClientID)
+	assert.Contains(t, last.Params, "client_id")
+	assert.Contains(t, last.Params, "resource")
+	assert.NotContains(t, last.Params, "client_secret")
 }
 
 // Observed on golang.org/x/oauth2 used for token exchange: a 200 answer

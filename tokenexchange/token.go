@@ -87,8 +87,8 @@ func (t Token) LogValue() slog.Value {
 // a plain string field, as in golang.org/x/oauth2, so Config keeps its own
 // printing methods.)
 func (c Config) String() string {
-	return fmt.Sprintf("tokenexchange.Config{TokenURL=%q RevocationURL=%q ClientID=%q ClientSecret=%v Audience=%q Scopes=%q RequestedTokenType=%q AuthStyle=%d}",
-		c.TokenURL, c.RevocationURL, c.ClientID, secret.New(c.ClientSecret), c.Audience, c.Scopes, c.RequestedTokenType, c.AuthStyle)
+	return fmt.Sprintf("tokenexchange.Config{TokenURL=%q RevocationURL=%q ClientID=%q ClientSecret=%v Audience=%q Resource=%q Scopes=%q RequestedTokenType=%q AuthStyle=%d}",
+		c.TokenURL, c.RevocationURL, c.ClientID, secret.New(c.ClientSecret), c.Audience, c.Resource, c.Scopes, c.RequestedTokenType, c.AuthStyle)
 }
 
 // Format prints String() for every verb.

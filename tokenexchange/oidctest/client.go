@@ -2,6 +2,7 @@ package oidctest
 
 import (
 	"crypto/subtle"
+	"net/url"
 	"slices"
 	"time"
 
@@ -35,6 +36,19 @@ type Client struct {
 	// server learns about them only through the introspection endpoint, or
 	// VerifyAccessToken in a test.
 	OpaqueAccessTokens bool
+	// ClientCredentials enables the client_credentials grant for this
+	// confidential client (Keycloak's "service accounts"): the access token
+	// has sub "service-account-" + ID, azp ID, aud the Audiences, and the
+	// default scopes plus the optional ones asked for (another scope is
+	// refused with invalid_scope).
+	ClientCredentials bool
+	// RedirectURIs enable the authorization code grant: a user logs in at
+	// the provider's login page (ApproveAuthorization plays the browser)
+	// and the provider redirects to one of these URIs (a loopback http URI
+	// matches on any port). A client without Secret is public: it
+	// authenticates with its client_id alone and must send a PKCE S256
+	// code challenge.
+	RedirectURIs []string
 }
 
 // User is a user of the provider.
@@ -47,15 +61,37 @@ type User struct {
 
 type client struct{ Client }
 
-func (c *client) GetID() string                       { return c.ID }
-func (c *client) RedirectURIs() []string              { return nil }
-func (c *client) PostLogoutRedirectURIs() []string    { return nil }
-func (c *client) ApplicationType() op.ApplicationType { return op.ApplicationTypeWeb }
-func (c *client) AuthMethod() oidc.AuthMethod         { return oidc.AuthMethodBasic }
+func (c *client) GetID() string                    { return c.ID }
+func (c *client) RedirectURIs() []string           { return slices.Clone(c.Client.RedirectURIs) }
+func (c *client) PostLogoutRedirectURIs() []string { return nil }
+
+// ApplicationType is native for a client with redirect URIs, so that a
+// loopback redirect URI is accepted on any port (RFC 8252 §7.3).
+func (c *client) ApplicationType() op.ApplicationType {
+	if len(c.Client.RedirectURIs) > 0 {
+		return op.ApplicationTypeNative
+	}
+	return op.ApplicationTypeWeb
+}
+
+func (c *client) AuthMethod() oidc.AuthMethod {
+	if c.public() {
+		return oidc.AuthMethodNone
+	}
+	return oidc.AuthMethodBasic
+}
+
+// public reports whether the client is a public authorization code client.
+func (c *client) public() bool { return c.Secret == "" && len(c.Client.RedirectURIs) > 0 }
+
 func (c *client) ResponseTypes() []oidc.ResponseType {
 	return []oidc.ResponseType{oidc.ResponseTypeCode}
 }
-func (c *client) LoginURL(string) string { return "" }
+
+// LoginURL is the provider's login page for an authorization request.
+func (c *client) LoginURL(id string) string {
+	return loginPath + "?authRequestID=" + url.QueryEscape(id)
+}
 func (c *client) AccessTokenType() op.AccessTokenType {
 	if c.OpaqueAccessTokens {
 		return op.AccessTokenTypeBearer
@@ -75,12 +111,21 @@ func (c *client) RestrictAdditionalAccessTokenScopes() func([]string) []string {
 }
 
 func (c *client) GrantTypes() []oidc.GrantType {
-	if c.Secret == "" {
-		return nil
+	var g []oidc.GrantType
+	if len(c.Client.RedirectURIs) > 0 {
+		g = append(g, oidc.GrantTypeCode, oidc.GrantTypeRefreshToken)
 	}
-	g := []oidc.GrantType{oidc.GrantTypeRefreshToken}
+	if c.Secret == "" {
+		return g
+	}
+	if !slices.Contains(g, oidc.GrantTypeRefreshToken) {
+		g = append(g, oidc.GrantTypeRefreshToken)
+	}
 	if c.TokenExchange {
 		g = append(g, oidc.GrantTypeTokenExchange)
+	}
+	if c.ClientCredentials {
+		g = append(g, oidc.GrantTypeClientCredentials)
 	}
 	return g
 }

@@ -34,8 +34,21 @@
 // subject token is answered with zitadel's invalid_request "subject_token is
 // invalid"; error descriptions other than the ones above are zitadel's.
 //
-// There is no browser login: Login (or UserAccessToken and OfflineToken)
-// issues a user's tokens directly, and Provider counts and records (without
+// Beyond Keycloak's exchange, two grants are opt-in per client: the
+// client_credentials grant (Client.ClientCredentials: a service account
+// token, sub "service-account-" + the client ID), and the authorization
+// code grant (Client.RedirectURIs; PKCE S256 required of a public client,
+// code_challenge_methods_supported lists S256). The authorization endpoint
+// sends the user agent to a minimal login page; ApproveAuthorization plays
+// a user's browser there over HTTP (DenyAuthorization a user who refuses)
+// and returns the redirect the client receives. For these grants and the
+// refresh_token grant, RFC 8707 resource parameters narrow the token's aud
+// to exactly those resources, each of which must be one of the client's
+// Audiences (else invalid_target); the token exchange still refuses
+// resource, as Keycloak does.
+//
+// Login (or UserAccessToken and OfflineToken) issues a user's tokens
+// without any browser step, and Provider counts and records (without
 // values) every request that reaches the token endpoint so tests can prove
 // how many POSTs a client sent, or that none was sent at all. It also keeps
 // a digest of every refresh token presented to the refresh_token grant:
@@ -73,6 +86,10 @@
 //   - RotateKey returns an error only when a key cannot be generated.
 //   - A refresh that HoldRefreshes drops is answered 503
 //     temporarily_unavailable.
+//   - ApproveAuthorization and DenyAuthorization return an error for a URL
+//     that is not this provider's, an unknown user, or a page the provider
+//     answers with neither a redirect nor its login form; a request the
+//     provider refuses comes back as the client's redirect URI with error.
 //   - At the token endpoint the provider answers as Keycloak would (see the
 //     rules above); those answers are what the client under test sees.
 package oidctest

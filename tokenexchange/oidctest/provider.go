@@ -94,6 +94,8 @@ func Start(opts Options) (*Provider, error) {
 		users:    map[string]User{},
 		access:   map[string]*accessRecord{},
 		refresh:  map[string]*refreshRecord{},
+		auth:     map[string]*authRequest{},
+		codes:    map[string]string{},
 		key:      key,
 		keyID:    randomString(8),
 		rotate:   !opts.DisableRotation,
@@ -110,6 +112,7 @@ func Start(opts Options) (*Provider, error) {
 	_, _ = rand.Read(cryptoKey[:])
 	config := &op.Config{
 		CryptoKey:             cryptoKey,
+		CodeMethodS256:        true,
 		AuthMethodPost:        true,
 		GrantTypeRefreshToken: true,
 		SupportedScopes:       []string{oidc.ScopeOpenID, oidc.ScopeProfile, oidc.ScopeEmail, oidc.ScopeOfflineAccess},
@@ -122,13 +125,14 @@ func Start(opts Options) (*Provider, error) {
 	endpoints := *op.DefaultEndpoints
 	endpoints.DeviceAuthorization = nil
 	server := &keycloakServer{LegacyServer: op.NewLegacyServer(prov, endpoints), st: st}
-	handler := op.RegisterLegacyServer(server, func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "the test provider has no browser login", http.StatusNotFound)
-	})
+	handler := op.RegisterLegacyServer(server, op.AuthorizeCallbackHandler(prov))
 
 	p := &Provider{st: st, issuer: issuer, provider: prov, done: make(chan struct{}), presented: map[[32]byte]int{}}
+	mux := http.NewServeMux()
+	mux.Handle(loginPath, http.HandlerFunc(p.login))
+	mux.Handle("/", handler)
 	p.srv = &http.Server{
-		Handler:           p.record(endpoints.Token.Relative(), endpoints.Revocation.Relative(), handler),
+		Handler:           p.record(endpoints.Token.Relative(), endpoints.Revocation.Relative(), mux),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go func() {
@@ -405,6 +409,7 @@ func (p *Provider) AddClient(c Client) error {
 	c.Audiences = slices.Clone(c.Audiences)
 	c.DefaultScopes = slices.Clone(c.DefaultScopes)
 	c.OptionalScopes = slices.Clone(c.OptionalScopes)
+	c.RedirectURIs = slices.Clone(c.RedirectURIs)
 	p.st.mu.Lock()
 	defer p.st.mu.Unlock()
 	p.st.clients[c.ID] = &client{Client: c}

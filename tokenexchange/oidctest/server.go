@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
@@ -80,7 +81,63 @@ func (s *keycloakServer) RefreshToken(ctx context.Context, r *op.ClientRequest[o
 	if err := op.ValidateRefreshTokenScopes(r.Data.Scopes, request); err != nil {
 		return nil, err
 	}
+	if resources := r.Form["resource"]; len(resources) > 0 {
+		g, ok := request.(*grant)
+		if !ok {
+			return nil, oidc.ErrServerError()
+		}
+		if g.audience, err = narrowAudience(g.audience, resources); err != nil {
+			return nil, err
+		}
+	}
 	resp, err := op.CreateTokenResponse(ctx, request, r.Client, s.Provider(), true, "", r.Data.RefreshToken)
+	if err != nil {
+		return nil, err
+	}
+	return op.NewResponse(resp), nil
+}
+
+// Authorize checks the RFC 8707 resource parameters of an authorization
+// request (each one of the client's audiences, else invalid_target at the
+// redirect URI) and narrows the audience of its tokens to them.
+func (s *keycloakServer) Authorize(ctx context.Context, r *op.ClientRequest[oidc.AuthRequest]) (*op.Redirect, error) {
+	resources := r.Form["resource"]
+	if len(resources) > 0 {
+		c, ok := r.Client.(*client)
+		if !ok {
+			return nil, oidc.ErrServerError()
+		}
+		if _, err := narrowAudience(c.Audiences, resources); err != nil {
+			return op.TryErrorRedirect(ctx, r.Data, err, s.Provider().Encoder(), nil)
+		}
+		ctx = context.WithValue(ctx, resourceKey{}, slices.Clone(resources))
+	}
+	return s.LegacyServer.Authorize(ctx, r)
+}
+
+// CodeExchange refuses (invalid_target) a resource parameter that the
+// authorization request did not name.
+func (s *keycloakServer) CodeExchange(ctx context.Context, r *op.ClientRequest[oidc.AccessTokenRequest]) (*op.Response, error) {
+	if resources := r.Form["resource"]; len(resources) > 0 {
+		authReq, err := op.AuthRequestByCode(ctx, s.Provider().Storage(), r.Data.Code)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := narrowAudience(authReq.GetAudience(), resources); err != nil {
+			return nil, err
+		}
+	}
+	return s.LegacyServer.CodeExchange(ctx, r)
+}
+
+// ClientCredentialsExchange issues a service account token, its audience
+// narrowed to the resource parameters (RFC 8707).
+func (s *keycloakServer) ClientCredentialsExchange(ctx context.Context, r *op.ClientRequest[oidc.ClientCredentialsRequest]) (*op.Response, error) {
+	g, err := s.st.serviceAccountGrant(r.Client.GetID(), r.Data.Scope, r.Form["resource"])
+	if err != nil {
+		return nil, err
+	}
+	resp, err := op.CreateClientCredentialsTokenResponse(ctx, g, s.Provider(), r.Client)
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,8 @@ type storage struct {
 	users    map[string]User
 	access   map[string]*accessRecord  // by jti
 	refresh  map[string]*refreshRecord // by token value
+	auth     map[string]*authRequest   // authorization requests by ID
+	codes    map[string]string         // authorization codes to request IDs
 	keyMu    sync.Mutex                // guards key, keyID and retired; never taken with mu held by a caller of mu
 	key      *ecdsa.PrivateKey
 	keyID    string
@@ -85,19 +87,197 @@ func (s *storage) lookupClient(id string) (*client, bool) {
 	return c, ok
 }
 
-// --- AuthStorage: the browser flows are not offered. ---
+// --- AuthStorage: the authorization code flow of clients with redirect URIs. ---
 
-func (s *storage) CreateAuthRequest(context.Context, *oidc.AuthRequest, string) (op.AuthRequest, error) {
-	return nil, oidc.ErrRequestNotSupported().WithDescription("the test provider has no browser login")
+// authRequest is one authorization request, from the authorization
+// endpoint to the redemption of its code.
+type authRequest struct {
+	id       string
+	req      oidc.AuthRequest
+	audience []string
+	scopes   []string
+	subject  string
+	authTime time.Time
+	done     bool
 }
-func (s *storage) AuthRequestByID(context.Context, string) (op.AuthRequest, error) {
-	return nil, errNotSupported
+
+func (a *authRequest) GetID() string         { return a.id }
+func (a *authRequest) GetACR() string        { return "" }
+func (a *authRequest) GetAMR() []string      { return []string{"pwd"} }
+func (a *authRequest) GetAudience() []string { return a.audience }
+func (a *authRequest) GetAuthTime() time.Time {
+	return a.authTime
 }
-func (s *storage) AuthRequestByCode(context.Context, string) (op.AuthRequest, error) {
-	return nil, errNotSupported
+func (a *authRequest) GetClientID() string { return a.req.ClientID }
+func (a *authRequest) GetCodeChallenge() *oidc.CodeChallenge {
+	if a.req.CodeChallenge == "" {
+		return nil
+	}
+	return &oidc.CodeChallenge{Challenge: a.req.CodeChallenge, Method: a.req.CodeChallengeMethod}
 }
-func (s *storage) SaveAuthCode(context.Context, string, string) error { return errNotSupported }
-func (s *storage) DeleteAuthRequest(context.Context, string) error    { return nil }
+func (a *authRequest) GetNonce() string                   { return a.req.Nonce }
+func (a *authRequest) GetRedirectURI() string             { return a.req.RedirectURI }
+func (a *authRequest) GetResponseType() oidc.ResponseType { return a.req.ResponseType }
+func (a *authRequest) GetResponseMode() oidc.ResponseMode { return a.req.ResponseMode }
+func (a *authRequest) GetScopes() []string                { return a.scopes }
+func (a *authRequest) GetState() string                   { return a.req.State }
+func (a *authRequest) GetSubject() string                 { return a.subject }
+func (a *authRequest) Done() bool                         { return a.done }
+
+// resourceKey carries the RFC 8707 resource parameters of an authorization
+// request from the server to CreateAuthRequest.
+type resourceKey struct{}
+
+func (s *storage) CreateAuthRequest(ctx context.Context, req *oidc.AuthRequest, _ string) (op.AuthRequest, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.clients[req.ClientID]
+	if !ok || len(c.Client.RedirectURIs) == 0 {
+		return nil, oidc.ErrUnauthorizedClient().WithDescription("Client is not allowed to initiate browser login")
+	}
+	if c.public() && (req.CodeChallenge == "" || req.CodeChallengeMethod != oidc.CodeChallengeMethodS256) {
+		return nil, oidc.ErrInvalidRequest().WithDescription("Missing parameter: code_challenge_method")
+	}
+	resources, _ := ctx.Value(resourceKey{}).([]string)
+	aud, err := narrowAudience(c.Audiences, resources)
+	if err != nil {
+		return nil, err
+	}
+	scopes := slices.Clone(c.DefaultScopes)
+	for _, sc := range req.Scopes {
+		if c.allows(sc) && !slices.Contains(scopes, sc) {
+			scopes = append(scopes, sc)
+		}
+	}
+	a := &authRequest{id: randomString(16), req: *req, audience: aud, scopes: scopes}
+	s.auth[a.id] = a
+	return a, nil
+}
+
+func (s *storage) AuthRequestByID(_ context.Context, id string) (op.AuthRequest, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.auth[id]
+	if !ok {
+		return nil, oidc.ErrInvalidRequest().WithDescription("Invalid authorization request")
+	}
+	return a, nil
+}
+
+func (s *storage) AuthRequestByCode(_ context.Context, code string) (op.AuthRequest, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.auth[s.codes[code]]
+	if !ok {
+		return nil, oidc.ErrInvalidGrant().WithDescription("Code not valid")
+	}
+	return a, nil
+}
+
+func (s *storage) SaveAuthCode(_ context.Context, id, code string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.auth[id]; !ok {
+		return oidc.ErrInvalidRequest().WithDescription("Invalid authorization request")
+	}
+	s.codes[code] = id
+	return nil
+}
+
+// DeleteAuthRequest forgets a redeemed request, so its code is refused
+// afterwards.
+func (s *storage) DeleteAuthRequest(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.auth, id)
+	for code, rid := range s.codes {
+		if rid == id {
+			delete(s.codes, code)
+		}
+	}
+	return nil
+}
+
+// approve completes authorization request id as logged in by userID.
+func (s *storage) approve(id, userID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.auth[id]
+	if !ok {
+		return errors.New("unknown authorization request")
+	}
+	if _, ok := s.users[userID]; !ok {
+		return errors.New("unknown user")
+	}
+	a.subject, a.authTime, a.done = userID, time.Now(), true
+	return nil
+}
+
+// narrowAudience applies RFC 8707: with resource parameters, the token's
+// audience is exactly those, and each must be one of the client's
+// audiences (else invalid_target); without, it is the client's audiences.
+func narrowAudience(audiences, resources []string) ([]string, error) {
+	if len(resources) == 0 {
+		return slices.Clone(audiences), nil
+	}
+	var out []string
+	for _, r := range resources {
+		if !slices.Contains(audiences, r) {
+			return nil, oidc.ErrInvalidTarget().WithDescription("Invalid resource: %s", r)
+		}
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// --- ClientCredentialsStorage: clients with ClientCredentials set. ---
+
+func (s *storage) ClientCredentials(_ context.Context, id, secret string) (op.Client, error) {
+	c, ok := s.lookupClient(id)
+	if !ok || c.Secret == "" || !constantTimeEqual(c.Secret, secret) {
+		return nil, oidc.ErrInvalidClient()
+	}
+	if !c.ClientCredentials {
+		return nil, oidc.ErrUnauthorizedClient().WithDescription("Client not enabled to retrieve service account")
+	}
+	return c, nil
+}
+
+func (s *storage) ClientCredentialsTokenRequest(_ context.Context, id string, scopes []string) (op.TokenRequest, error) {
+	return s.serviceAccountGrant(id, scopes, nil)
+}
+
+// serviceAccountGrant is the grant of a client_credentials request of
+// client id for scopes and resources.
+func (s *storage) serviceAccountGrant(id string, scopes, resources []string) (*grant, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.clients[id]
+	if !ok {
+		return nil, oidc.ErrInvalidClient()
+	}
+	granted := slices.Clone(c.DefaultScopes)
+	var invalid []string
+	for _, sc := range scopes {
+		switch {
+		case slices.Contains(granted, sc):
+		case c.allows(sc):
+			granted = append(granted, sc)
+		default:
+			invalid = append(invalid, sc)
+		}
+	}
+	if len(invalid) > 0 {
+		return nil, oidc.ErrInvalidScope().WithDescription("Invalid scopes: %s", strings.Join(invalid, " "))
+	}
+	aud, err := narrowAudience(c.Audiences, resources)
+	if err != nil {
+		return nil, err
+	}
+	return &grant{subject: "service-account-" + id, clientID: id, audience: aud, scopes: granted, authTime: time.Now()}, nil
+}
 
 func (s *storage) accessLifetime(clientID string) time.Duration {
 	if c, ok := s.clients[clientID]; ok && c.AccessTokenLifetime > 0 {
