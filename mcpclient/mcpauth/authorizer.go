@@ -136,16 +136,14 @@ type options struct {
 
 // WithClient identifies the program as a client pre-registered at the
 // authorization server; secret is "" for a public client.
-func WithClient(id, secret string) Option {
+func WithClient(id, clientSecret string) Option {
 	return func(o *options) {
 		if id == "" {
 			o.errs = append(o.errs, fmt.Errorf("WithClient: empty client ID"))
 		}
-		o.clientID, o.clientSecret = id, newSecret(secret)
+		o.clientID, o.clientSecret = id, secret.New(clientSecret)
 	}
 }
-
-func newSecret(s string) secret.Secret { return secret.New(s) }
 
 // WithPrivateKey authenticates the client at the token endpoint with a
 // JWT signed by key (private_key_jwt, RFC 7523 §2.2): ECDSA (ES256, ES384,
@@ -449,10 +447,7 @@ func (a *Authorizer) authorize(ctx context.Context, ch mcpclient.Challenge) erro
 		if len(challenged) == 0 {
 			return &ScopeError{Granted: grantedScopes(cur), Reason: "the refusal names no scope"}
 		}
-		granted := grantedScopes(ch.Token)
-		if ch.Token == nil {
-			granted = nil
-		}
+		granted := grantedScopes(ch.Token) // nil without a token
 		if ch.Token != nil && containsAll(granted, challenged) {
 			return &ScopeError{Required: challenged, Granted: granted, Reason: "the token already holds every scope the server asks for"}
 		}

@@ -130,7 +130,7 @@ func (a *Authorizer) register(ctx context.Context, as *ServerMetadata) (*client,
 		return nil, newStatusError("registration", resp, out, nil)
 	}
 	if rerr != nil {
-		return nil, &StatusError{Op: "registration", StatusCode: resp.StatusCode, Header: resp.Header.Clone(), Body: nil, ErrorDescription: rerr.Error()}
+		return nil, &MetadataError{URL: as.RegistrationEndpoint, Reason: "registration answer: " + rerr.Error()}
 	}
 	if err := strictJSON(out, &answer); err != nil || answer.ClientID == "" {
 		hide := []string{}
