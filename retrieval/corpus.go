@@ -160,25 +160,55 @@ func (c Chunker) sourceDigest(s Source) string {
 
 // digestOf digests a source's metadata and chunk texts (not s.Text).
 func digestOf(s Source, texts []string) string {
-	h := sha256.New()
-	writeField(h, s.ID)
-	writeField(h, s.Title)
-	scopes := slices.Clone(s.Scopes)
-	slices.Sort(scopes)
-	scopes = slices.Compact(scopes)
-	writeField(h, strconv.Itoa(len(scopes)))
-	for _, sc := range scopes {
-		writeField(h, sc)
-	}
-	writeField(h, timeKey(s.ValidFrom))
-	writeField(h, timeKey(s.ValidUntil))
-	writeField(h, strconv.FormatBool(s.Admissible))
-	writeField(h, strconv.Itoa(len(texts)))
+	d := digestRaw(s, texts)
+	return hex.EncodeToString(d[:])
+}
+
+// digestRaw is digestOf's SHA-256, unencoded.
+func digestRaw(s Source, texts []string) [sha256.Size]byte {
+	b := appendDigestMeta(nil, s, len(texts))
 	for _, t := range texts {
-		writeField(h, t)
+		b = appendDigestField(b, t)
 	}
-	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0]))
+	return sha256.Sum256(b)
+}
+
+// appendDigestField appends what a source's digest hashes for one field:
+// its length (8 bytes, big-endian) and its bytes.
+func appendDigestField[T string | []byte](b []byte, s T) []byte {
+	b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// appendDigestMeta appends the part of a source's digest input before its
+// chunk texts: everything but the texts, and their count n.
+func appendDigestMeta(b []byte, s Source, n int) []byte {
+	b = appendDigestField(b, s.ID)
+	b = appendDigestField(b, s.Title)
+	scopes := s.Scopes
+	if !strictlySorted(scopes) {
+		scopes = slices.Clone(s.Scopes)
+		slices.Sort(scopes)
+		scopes = slices.Compact(scopes)
+	}
+	var num [20]byte
+	b = appendDigestField(b, strconv.AppendInt(num[:0], int64(len(scopes)), 10))
+	for _, sc := range scopes {
+		b = appendDigestField(b, sc)
+	}
+	b = appendDigestField(b, timeKey(s.ValidFrom))
+	b = appendDigestField(b, timeKey(s.ValidUntil))
+	b = appendDigestField(b, strconv.FormatBool(s.Admissible))
+	return appendDigestField(b, strconv.AppendInt(num[:0], int64(n), 10))
+}
+
+func strictlySorted(s []string) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i-1] >= s[i] {
+			return false
+		}
+	}
+	return true
 }
 
 type fieldWriter interface{ Write([]byte) (int, error) }

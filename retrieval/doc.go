@@ -14,35 +14,43 @@
 //
 // # Index
 //
-// An [Index] is two files: a SQLite file at the path given to [Open]
-// (modernc.org/sqlite, no cgo) holding sources, chunk texts, the [Manifest]
-// (provider, model, model version, dimensions, corpus digest) and the table
-// of vector segments, and beside it a vector file "<path>-vectors-<n>"
-// holding every vector, L2-normalised, as consecutive float32 rows. On
-// Linux, Open maps the vector file read-only and the float32 matrix is
-// that mapping (the page cache's pages: nothing is copied and no fresh
-// memory is touched); elsewhere, and WithHalfPrecision, the rows are read
-// into memory. Either way Open checks, in one sequential pass on every
-// core, each segment's CRC-32C (the vector digest) and each row's length,
-// and checks the SQLite file with quick_check and the corpus digest
-// recomputed from the stored chunks. Memory after Open is the matrix (the
-// mapped file's pages count as resident) plus the chunk texts. Files of
-// the earlier one-file layout (one vector BLOB per chunk) are migrated by
-// the first writable Open, after the same checks.
+// An [Index] is a SQLite file at the path given to [Open]
+// (modernc.org/sqlite, no cgo) holding the [Manifest] (provider, model,
+// model version, dimensions, corpus digest), the counts and the table of
+// vector segments, and beside it three files of the current generation n:
+// a vector file "<path>-vectors-<n>" holding every vector, L2-normalised,
+// as consecutive float32 rows; its half-precision copy "<path>-halves-<n>";
+// and a source log "<path>-sources-<n>" holding each source's metadata and
+// chunk texts as checksummed records. On Linux, Open maps the vector file
+// read-only and the float32 matrix is that mapping (the page cache's
+// pages: nothing is copied and no fresh memory is touched); WithHalfPrecision
+// the matrix is the halves file mapped the same way; elsewhere the rows are
+// read into memory. Open checks, in one sequential pass on every core,
+// each segment's CRC-32C (the vector digest) and each row's length (and,
+// WithHalfPrecision, that every half-precision row is the float32 row
+// rounded), the SQLite file with quick_check, and every source record's
+// CRC-32C, structure and digest, recomputed from its metadata and chunk
+// texts, and from them the corpus digest. Memory after Open is the matrix
+// (the mapped file's pages count as resident) plus each source's metadata;
+// chunk texts are read from the source log for a search's hits only, and
+// checked again there (checksum and digest). Files of the earlier layouts
+// (one vector BLOB per chunk; sources and chunk texts in SQLite) are
+// migrated by the first writable Open, after the checks those layouts
+// made.
 //
 // The mapped rows never change: Upsert writes new rows after the recorded
 // ones and maps the file again at its new length, Rebuild and compaction
-// write a new file, and the old mapping is released only when no search
-// reads it (Close too). A vector file cut or damaged by another program
+// write a new generation, and the old mapping is released only when no
+// search reads it (Close too). A file cut or damaged by another program
 // while mapped makes a search fail with ErrCorrupt rather than crash the
 // process.
 //
-// [Index.Rebuild] writes a new vector file and switches to it in the SQLite
-// transaction that records it; [Index.Upsert] appends rows and records them
-// in its transaction; [Index.Delete] is one transaction. Each then updates
-// the matrix, so files and memory stay in step and a search never reads
-// SQLite. When deleted rows reach a quarter of the live ones, a write
-// compacts them away into a new vector file.
+// [Index.Rebuild] writes a new generation and switches to it in the SQLite
+// transaction that records it; [Index.Upsert] and [Index.Delete] append
+// rows, half-precision rows and source records and record them in their
+// transaction. Each then updates the matrix, so files and memory stay in
+// step and a search never reads SQLite. When deleted rows reach a quarter
+// of the live ones, a write compacts them away into a new generation.
 //
 // A writable handle holds the files exclusively for its life; handles
 // opened [WithReadOnly] share them with each other (and exclude a writer).
@@ -144,13 +152,19 @@
 //     Open of a file that needs migrating (open it writable once).
 //   - [ErrCorrupt] / *[CorruptError]: the files fail the checks made at
 //     Open: SQLite's own (a damaged or truncated file), an existing file
-//     without an index, schema and manifest, a recorded count the files
-//     cannot hold, the vector file's header and size, a segment's CRC-32C,
-//     a row that is not unit length, chunk numbering and row ranges, the
-//     corpus digest recomputed from the stored chunks; and from a search,
-//     a mapped vector file that could no longer be read (cut or damaged
-//     by another program while in use). Restore the files from a backup
-//     or Rebuild into a new path.
+//     without an index, schema and manifest, a recorded count or length
+//     the files cannot hold, the headers and sizes of the vector file,
+//     halves file and source log, a segment's CRC-32C, a row that is not
+//     unit length, WithHalfPrecision a half-precision row that is not its
+//     float32 row rounded, a source record's CRC-32C, structure or digest
+//     (recomputed from the record), a source recorded twice, row ranges
+//     and chunk counts, the corpus digest; and from a search, a mapped
+//     file that could no longer be read (cut or damaged by another program
+//     while in use), a hit's source record that no longer passes its
+//     checksum and digest, or WithHalfPrecision a candidate's float32 row
+//     that is not the one its half-precision row was made from. A search
+//     never returns a text that failed its check. Restore the files from a
+//     backup or Rebuild into a new path.
 //   - [ErrRejected] / *[RejectedError] (from [Answer.Err]): the gate
 //     refused a proposal; each [Rejection] names its rule and evidence.
 //

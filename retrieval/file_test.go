@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,29 +88,110 @@ func requireCorrupt(t *testing.T, path string, m Manifest, what string, opts ...
 		re.Close()
 		t.Fatalf("%s: a damaged index opened", what)
 	}
+	t.Logf("%s: %v", what, err)
 	var ce *CorruptError
 	require.ErrorIs(t, err, ErrCorrupt, what)
 	require.ErrorAs(t, err, &ce, what)
 	return ce
 }
 
+// metaValue reads one meta value of a closed index.
+func metaValue(t *testing.T, path, key string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	var v string
+	require.NoError(t, db.QueryRow(`SELECT value FROM meta WHERE key=?`, key).Scan(&v))
+	return v
+}
+
+// sourcesFile returns the path of the current source log of a closed index.
+func sourcesFile(t *testing.T, path string) string {
+	t.Helper()
+	gen, err := strconv.ParseInt(metaValue(t, path, "vector_file"), 10, 64)
+	require.NoError(t, err)
+	return sourcesPath(path, gen)
+}
+
+// logRecords returns the records (headers included) of a closed index's
+// source log, up to its recorded length.
+func logRecords(t *testing.T, path string) [][]byte {
+	t.Helper()
+	b, err := os.ReadFile(sourcesFile(t, path))
+	require.NoError(t, err)
+	end, err := strconv.Atoi(metaValue(t, path, "sources_bytes"))
+	require.NoError(t, err)
+	var recs [][]byte
+	for at := fileHeaderBytes; at < end; {
+		n := recordHead + int(binary.LittleEndian.Uint32(b[at:]))
+		recs = append(recs, b[at:at+n:at+n])
+		at += n
+	}
+	return recs
+}
+
+// writeLog replaces the records of a closed index's source log and
+// records its new length, as a tool that rewrote the file would.
+func writeLog(t *testing.T, path string, recs [][]byte) {
+	t.Helper()
+	name := sourcesFile(t, path)
+	b, err := os.ReadFile(name)
+	require.NoError(t, err)
+	b = b[:fileHeaderBytes]
+	for _, r := range recs {
+		b = append(b, r...)
+	}
+	require.NoError(t, os.WriteFile(name, b, 0o600))
+	editFile(t, path, fmt.Sprintf(`UPDATE meta SET value = '%d' WHERE key = 'sources_bytes'`, len(b)))
+}
+
+// putOf returns the index of the put record of source id.
+func putOf(t *testing.T, recs [][]byte, id string) int {
+	t.Helper()
+	for i, r := range recs {
+		rec, err := parseRecord(r[recordHead:], nil)
+		require.NoError(t, err)
+		if rec.kind == recordPut && rec.e.meta.ID == id {
+			return i
+		}
+	}
+	t.Fatalf("no record of %s", id)
+	return -1
+}
+
+// resealPut re-encodes a put record after edit changed its source, texts
+// or first row, with a valid checksum and the stored digest unchanged: a
+// consistent rewrite of the record but for its digest.
+func resealPut(t *testing.T, r []byte, edit func(e *entry, texts *[]string)) []byte {
+	t.Helper()
+	rec, err := parseRecord(r[recordHead:], nil)
+	require.NoError(t, err)
+	texts, ok := splitTexts(rec.texts, rec.e.n, true)
+	require.True(t, ok)
+	edit(&rec.e, &texts)
+	return appendPut(nil, &rec.e, texts, rec.e.start)
+}
+
+// editLog applies edit to the records of a closed index's source log.
+func editLog(t *testing.T, path string, edit func(recs [][]byte) [][]byte) {
+	t.Helper()
+	writeLog(t, path, edit(logRecords(t, path)))
+}
+
 func TestOpenRejectsCorruptFile(t *testing.T) {
 	cases := map[string]string{
-		"edited text":          `UPDATE sources SET chunk_texts = CAST(x'19' || 'Export is under Settings.' AS BLOB) WHERE id = 'ACME-EXPORT'`,
-		"bad chunk texts":      `UPDATE sources SET chunk_texts = CAST(x'7f' || 'short' AS BLOB) WHERE id = 'ACME-EXPORT'`,
-		"edited admissibility": `UPDATE sources SET admissible = 0 WHERE id = 'ACME-USERS'`,
-		"lost chunk":           `UPDATE sources SET chunk_texts = x'' WHERE id = 'ACME-USERS'`,
-		"lost source":          `DELETE FROM sources WHERE id = 'ACME-USERS'`,
-		"bad manifest":         `UPDATE meta SET value = '{' WHERE key = 'manifest'`,
-		"chunk count":          `UPDATE meta SET value = '2' WHERE key = 'chunks'`,
-		"schema":               `UPDATE meta SET value = '9' WHERE key = 'schema'`,
-		"overlapping rows":     `UPDATE sources SET first_row = 0 WHERE id = 'ACME-USERS'`,
-		"rows past the end":    `UPDATE sources SET first_row = 7 WHERE id = 'ACME-USERS'`,
-		"segment checksum":     `UPDATE segments SET crc32c = (crc32c + 1) % 4294967296`,
-		"lost segment":         `DELETE FROM segments`,
-		"more rows":            `UPDATE meta SET value = '4' WHERE key = 'vector_rows'`,
-		"other file ID":        `UPDATE meta SET value = '00000000000000000000000000000000' WHERE key = 'vector_file_id'`,
-		"other generation":     `UPDATE meta SET value = '7' WHERE key = 'vector_file'`,
+		"bad manifest":       `UPDATE meta SET value = '{' WHERE key = 'manifest'`,
+		"chunk count":        `UPDATE meta SET value = '2' WHERE key = 'chunks'`,
+		"schema":             `UPDATE meta SET value = '9' WHERE key = 'schema'`,
+		"segment checksum":   `UPDATE segments SET crc32c = (crc32c + 1) % 4294967296`,
+		"lost segment":       `DELETE FROM segments`,
+		"more rows":          `UPDATE meta SET value = '4' WHERE key = 'vector_rows'`,
+		"other file ID":      `UPDATE meta SET value = '00000000000000000000000000000000' WHERE key = 'vector_file_id'`,
+		"other generation":   `UPDATE meta SET value = '7' WHERE key = 'vector_file'`,
+		"source log length":  `UPDATE meta SET value = CAST(value AS INTEGER) - 1 WHERE key = 'sources_bytes'`,
+		"source log longer":  `UPDATE meta SET value = CAST(value AS INTEGER) + 100 WHERE key = 'sources_bytes'`,
+		"no source log size": `DELETE FROM meta WHERE key = 'sources_bytes'`,
 	}
 	for name, stmt := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -120,6 +202,58 @@ func TestOpenRejectsCorruptFile(t *testing.T) {
 			requireCorrupt(t, path, m, name)
 		})
 	}
+	// The source log, edited as a tool would: records rewritten with valid
+	// checksums (resealed) are found by the digest recomputed from them,
+	// the counts and the row ranges; bytes damaged in place by the
+	// record's CRC-32C.
+	edit := func(id string, f func(e *entry, texts *[]string)) func([][]byte) [][]byte {
+		return func(recs [][]byte) [][]byte {
+			i := putOf(t, recs, id)
+			recs[i] = resealPut(t, recs[i], f)
+			return recs
+		}
+	}
+	logCases := map[string]func([][]byte) [][]byte{
+		"edited text": edit("ACME-EXPORT", func(_ *entry, texts *[]string) { (*texts)[0] = "Export is under Settings." }),
+		"bad chunk texts": func(recs [][]byte) [][]byte {
+			i := putOf(t, recs, "ACME-EXPORT")
+			r := resealPut(t, recs[i], func(_ *entry, texts *[]string) { *texts = []string{"short"} })
+			r[len(r)-6] = 0x7f // the text's length now runs past the record
+			recs[i] = sealRecord(r, 0)
+			return recs
+		},
+		"edited admissibility": edit("ACME-USERS", func(e *entry, _ *[]string) { e.meta.Admissible = false }),
+		"edited scopes":        edit("ACME-USERS", func(e *entry, _ *[]string) { e.meta.Scopes = []string{"other"} }),
+		"lost chunk":           edit("ACME-USERS", func(_ *entry, texts *[]string) { *texts = nil }),
+		"lost source": func(recs [][]byte) [][]byte {
+			i := putOf(t, recs, "ACME-USERS")
+			return append(recs[:i], recs[i+1:]...)
+		},
+		"source twice": func(recs [][]byte) [][]byte {
+			return append(recs, recs[putOf(t, recs, "ACME-USERS")])
+		},
+		"delete of an unknown source": func(recs [][]byte) [][]byte { return append(recs, appendDelete(nil, "ACME-NONE")) },
+		"overlapping rows":            edit("ACME-USERS", func(e *entry, _ *[]string) { e.start = 0 }),
+		"rows past the end":           edit("ACME-USERS", func(e *entry, _ *[]string) { e.start = 7 }),
+		"damaged record": func(recs [][]byte) [][]byte {
+			i := putOf(t, recs, "ACME-EXPORT")
+			recs[i][len(recs[i])-3] ^= 0x20 // a letter of its text, in place
+			return recs
+		},
+		"record length": func(recs [][]byte) [][]byte {
+			recs[0][0]++
+			return recs
+		},
+	}
+	for name, f := range logCases {
+		t.Run(name, func(t *testing.T) {
+			corpus, vecs := controlled()
+			ix, path, m := openBuilt(t, corpus, vecs)
+			ix.Close()
+			editLog(t, path, f)
+			requireCorrupt(t, path, m, name)
+		})
+	}
 	t.Run("truncated vector file", func(t *testing.T) {
 		corpus, vecs := controlled()
 		ix, path, m := openBuilt(t, corpus, vecs)
@@ -127,17 +261,35 @@ func TestOpenRejectsCorruptFile(t *testing.T) {
 		require.NoError(t, os.Truncate(vectorFile(t, path), vectorHeaderBytes+8))
 		requireCorrupt(t, path, m, "truncated vector file")
 	})
-	t.Run("vector file header", func(t *testing.T) {
+	t.Run("truncated source log", func(t *testing.T) {
 		corpus, vecs := controlled()
 		ix, path, m := openBuilt(t, corpus, vecs)
 		ix.Close()
-		f, err := os.OpenFile(vectorFile(t, path), os.O_RDWR, 0)
-		require.NoError(t, err)
-		_, err = f.WriteAt([]byte{3}, 32) // dimensions
-		require.NoError(t, err)
-		require.NoError(t, f.Close())
-		requireCorrupt(t, path, m, "vector file header")
+		require.NoError(t, os.Truncate(sourcesFile(t, path), fileHeaderBytes+8))
+		requireCorrupt(t, path, m, "truncated source log")
 	})
+	t.Run("truncated halves file", func(t *testing.T) {
+		corpus, vecs := controlled()
+		ix, path, m := openBuilt(t, corpus, vecs)
+		ix.Close()
+		name := strings.Replace(vectorFile(t, path), "-vectors-", "-halves-", 1)
+		require.NoError(t, os.Truncate(name, fileHeaderBytes+2))
+		requireCorrupt(t, path, m, "truncated halves file")
+		requireCorrupt(t, path, m, "truncated halves file, half precision", WithHalfPrecision())
+	})
+	for _, file := range []string{"-vectors-", "-halves-", "-sources-"} {
+		t.Run("header of "+file, func(t *testing.T) {
+			corpus, vecs := controlled()
+			ix, path, m := openBuilt(t, corpus, vecs)
+			ix.Close()
+			f, err := os.OpenFile(strings.Replace(vectorFile(t, path), "-vectors-", file, 1), os.O_RDWR, 0)
+			require.NoError(t, err)
+			_, err = f.WriteAt([]byte{3}, 32) // dimensions
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+			requireCorrupt(t, path, m, "file header")
+		})
+	}
 }
 
 // A vector replaced by other finite values of the right length, here the
@@ -156,36 +308,54 @@ func TestOpenChecksVectorDigest(t *testing.T) {
 
 // A damaged SQLite file (cut to half its length, or garbage over any one
 // of its pages) fails Open with ErrCorrupt, never with a bare SQLite error
-// and never by opening.
+// and never by opening; so does garbage over any page of the source log
+// or the vector file, and of the halves file for a half-precision handle.
 func TestOpenRejectsDamagedFile(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	corpus, vecs := randomCorpus(r, 300, 4)
 	ix, path, m := openBuilt(t, corpus, vecs)
 	ix.Close()
-	pristine, err := os.ReadFile(path)
-	require.NoError(t, err)
 	const page = 4096
-	require.Zero(t, len(pristine)%page)
-	pages := len(pristine) / page
-	require.Greater(t, pages, 8, "the fixture spans several pages")
-	restore := func() { require.NoError(t, os.WriteFile(path, pristine, 0o600)) }
-
-	require.NoError(t, os.WriteFile(path, pristine[:len(pristine)/2], 0o600))
-	requireCorrupt(t, path, m, "truncated to half")
-	restore()
-	garbage := make([]byte, page)
-	for p := range pages {
-		for i := range garbage {
-			garbage[i] = byte(r.Uint32())
-		}
-		b := append([]byte(nil), pristine...)
-		copy(b[p*page:], garbage)
-		require.NoError(t, os.WriteFile(path, b, 0o600))
-		requireCorrupt(t, path, m, fmt.Sprintf("garbage over page %d of %d", p+1, pages))
+	vf := vectorFile(t, path)
+	files := []struct {
+		name string
+		opts []Option
+	}{
+		{path, nil},
+		{sourcesFile(t, path), nil},
+		{vf, nil},
+		{strings.Replace(vf, "-vectors-", "-halves-", 1), []Option{WithHalfPrecision()}},
 	}
-	restore()
+	total := 0
+	for _, file := range files {
+		pristine, err := os.ReadFile(file.name)
+		require.NoError(t, err)
+		pages := (len(pristine) + page - 1) / page
+		require.Greater(t, pages, 1, "%s spans several pages", file.name)
+		total += pages
+		restore := func() { require.NoError(t, os.WriteFile(file.name, pristine, 0o600)) }
+		if file.name == path {
+			require.Zero(t, len(pristine)%page)
+			require.NoError(t, os.WriteFile(path, pristine[:len(pristine)/2], 0o600))
+			requireCorrupt(t, path, m, "truncated to half")
+			restore()
+		}
+		garbage := make([]byte, page)
+		for p := range pages {
+			for i := range garbage {
+				garbage[i] = byte(r.Uint32())
+			}
+			b := append([]byte(nil), pristine...)
+			copy(b[p*page:], garbage)
+			b = b[:len(pristine)]
+			require.NoError(t, os.WriteFile(file.name, b, 0o600))
+			requireCorrupt(t, path, m, fmt.Sprintf("garbage over page %d of %d of %s", p+1, pages, file.name), file.opts...)
+		}
+		restore()
+	}
+	require.Greater(t, total, 8, "the fixture spans several pages")
 	re, err := Open(t.Context(), path, m)
-	require.NoError(t, err, "the restored file opens")
+	require.NoError(t, err, "the restored files open")
 	require.NoError(t, re.Close())
 
 	// A file truncated to 0 bytes is not taken for a new, empty index.
@@ -294,9 +464,9 @@ func TestLockingAndReadOnlyHandles(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
 
-// Leftovers of a crash are harmless: rows appended but never recorded are
-// ignored and then overwritten, and an unrecorded next generation is
-// removed at the next Open.
+// Leftovers of a crash are harmless: rows and records appended but never
+// recorded are ignored and then overwritten, and an unrecorded next
+// generation's files are removed at the next Open.
 func TestCrashLeftovers(t *testing.T) {
 	corpus, vecs := controlled()
 	ix, path, m := openBuilt(t, corpus, vecs)
@@ -307,14 +477,24 @@ func TestCrashLeftovers(t *testing.T) {
 	_, err = f.Write(make([]byte, 4*2*5))
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	next := vectorPath(path, 2)
-	require.NoError(t, os.WriteFile(next, []byte("half-written"), 0o600))
+	// A record appended to the source log but never recorded.
+	f, err = os.OpenFile(sourcesFile(t, path), os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.Write(appendDelete(nil, "ACME-USERS"))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	for _, next := range generationFiles(path, 2) {
+		require.NoError(t, os.WriteFile(next, []byte("half-written"), 0o600))
+	}
 
 	re, err := Open(t.Context(), path, m)
 	require.NoError(t, err)
 	defer re.Close()
-	_, err = os.Stat(next)
-	assert.ErrorIs(t, err, os.ErrNotExist, "stale next generation removed")
+	assert.Equal(t, 3, re.Len(), "the unrecorded delete is ignored")
+	for _, next := range generationFiles(path, 2) {
+		_, err = os.Stat(next)
+		assert.ErrorIs(t, err, os.ErrNotExist, "stale next generation removed: %s", next)
+	}
 	extra := Source{ID: "ACME-EXTRA", Scopes: []string{"acme"}, Admissible: true, Text: "Extra passage."}
 	m.CorpusDigest = ""
 	require.NoError(t, re.Upsert(t.Context(), []Source{extra}, [][]float32{{0.6, 0.8}}))
@@ -409,21 +589,21 @@ func TestOpenAllocatesAboutTheMatrix(t *testing.T) {
 		require.NoError(t, err)
 		alloc := int64(allocatedBytes() - before)
 		matrix := re.MatrixBytes()
-		// A mapped float32 matrix is the file's pages, not heap memory.
+		// A mapped matrix is the file's pages, not heap memory.
 		heap := matrix
 		if re.mat.mapped != nil {
 			heap = 0
 		}
-		assert.Equal(t, mapsVectors() && !half, re.mat.mapped != nil, "matrix mapped")
+		assert.Equal(t, mapsVectors(), re.mat.mapped != nil, "matrix mapped")
 		require.NoError(t, re.Close())
 		t.Logf("half %v: Open allocated %d bytes for a matrix of %d (%.3f×)", half, alloc, matrix, float64(alloc)/float64(matrix))
 		if !half {
 			assert.LessOrEqual(t, float64(alloc), 1.15*float64(matrix))
 			overhead32 = alloc - heap
 		} else {
-			// The texts weigh the same in either mode; each worker adds one
-			// segment buffer.
-			assert.LessOrEqual(t, alloc-matrix, overhead32+2*segmentBytes+1<<20)
+			// The sources weigh the same in either mode; each worker adds its
+			// read buffers.
+			assert.LessOrEqual(t, alloc-heap, overhead32+2*segmentBytes+1<<20)
 		}
 	}
 }
@@ -437,3 +617,80 @@ func allocatedBytes() uint64 {
 
 var _ = binary.LittleEndian
 var _ = reflect.DeepEqual
+
+// The chunk texts are not kept in memory: a search reads the record of
+// each source among its hits again, and a record damaged or rewritten
+// since Open (here in place, with the handle open) makes that search fail
+// with ErrCorrupt, never return the text; searches whose hits are
+// elsewhere still succeed.
+func TestTextCheckedWhenRead(t *testing.T) {
+	corpus, vecs := controlled()
+	ix, path, _ := openBuilt(t, corpus, vecs)
+	p := CorpusPolicy{AsOf: asOf, Scope: "acme"}
+	hits, err := ix.Search(t.Context(), []float32{1, 0}, p, 1)
+	require.NoError(t, err)
+	require.Equal(t, "ACME-EXPORT#0", hits[0].ChunkID)
+	want := hits[0].Text
+
+	ix.mu.RLock()
+	e := ix.sourceOf(1)
+	rec, recLen, gen := e.rec, e.recLen, ix.gen
+	ix.mu.RUnlock()
+	require.Equal(t, "ACME-EXPORT", e.meta.ID)
+	f, err := os.OpenFile(sourcesPath(path, gen), os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	pristine := make([]byte, recLen)
+	_, err = f.ReadAt(pristine, rec)
+	require.NoError(t, err)
+
+	damaged := append([]byte(nil), pristine...)
+	damaged[len(damaged)-3] ^= 0x20 // a letter of the text
+	resealed := sealRecord(append([]byte(nil), damaged...), 0)
+	for name, b := range map[string][]byte{"damaged in place": damaged, "rewritten with a valid checksum": resealed} {
+		_, err = f.WriteAt(b, rec)
+		require.NoError(t, err)
+		hits, err := ix.Search(t.Context(), []float32{1, 0}, p, 1)
+		var ce *CorruptError
+		require.ErrorAs(t, err, &ce, name)
+		assert.ErrorIs(t, err, ErrCorrupt, name)
+		assert.Contains(t, ce.What, `source log record of source "ACME-EXPORT"`, name)
+		assert.Nil(t, hits, name)
+		others, err := ix.Search(t.Context(), []float32{0, 1}, p, 2)
+		require.NoError(t, err, name)
+		assert.ElementsMatch(t, []string{"ACME-BILLING#0", "ACME-USERS#0"}, hitIDs(others), name)
+	}
+	_, err = f.WriteAt(pristine, rec)
+	require.NoError(t, err)
+	hits, err = ix.Search(t.Context(), []float32{1, 0}, p, 1)
+	require.NoError(t, err)
+	assert.Equal(t, want, hits[0].Text, "restored")
+}
+
+// The halves file is checked row by row against the vector file's checked
+// rows by a half-precision Open; a float32 handle does not read it past
+// its header and size.
+func TestOpenChecksHalfCopy(t *testing.T) {
+	r := rand.New(rand.NewPCG(111, 112))
+	corpus, vecs := randomCorpus(r, 50, 16)
+	ix, path, m := openBuilt(t, corpus, vecs)
+	require.NoError(t, ix.Close())
+	name := strings.Replace(vectorFile(t, path), "-vectors-", "-halves-", 1)
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	require.NoError(t, err)
+	// Row 7's first component one half-precision step off.
+	b := make([]byte, 2)
+	_, err = f.ReadAt(b, fileHeaderBytes+7*2*16)
+	require.NoError(t, err)
+	binary.LittleEndian.PutUint16(b, binary.LittleEndian.Uint16(b)+1)
+	_, err = f.WriteAt(b, fileHeaderBytes+7*2*16)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	for _, workers := range []int{1, 3} {
+		ce := requireCorrupt(t, path, m, "half copy", WithHalfPrecision(), WithWorkers(workers))
+		assert.Contains(t, ce.What, "half-precision copy of vector row 7 differs", "workers %d", workers)
+	}
+	re, err := Open(t.Context(), path, m, WithReadOnly())
+	require.NoError(t, err, "a float32 handle does not use the halves")
+	require.NoError(t, re.Close())
+}

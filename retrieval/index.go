@@ -71,21 +71,25 @@ func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyT
 func WithReadOnly() Option { return func(o *options) { o.readOnly = true } }
 
 // WithHalfPrecision keeps the in-memory matrix in IEEE half precision: half
-// the memory, and a scan that reads half the bytes. The vector file keeps
-// float32, and results are exactly those of a float32 handle: every row the
-// half-precision scores cannot rule out is scored again from the float32
-// row on disk (see Index.Search).
+// the memory, and a scan that reads half the bytes. The matrix is the
+// index's stored half-precision copy of its vectors (on Linux, mapped),
+// checked at Open against the float32 vector file; results are exactly
+// those of a float32 handle: every row the half-precision scores cannot
+// rule out is scored again from the float32 row on disk, which is checked
+// against its half-precision row (see Index.Search).
 func WithHalfPrecision() Option { return func(o *options) { o.half = true } }
 
 // Index is an exact-cosine vector index of chunks, stored in files and
 // served from memory.
 //
 // At Open every vector is checked once and served from one contiguous,
-// L2-normalised matrix (on Linux in float32, the vector file mapped);
-// Rebuild, Upsert and Delete write the files and then update the
-// matrix, so memory and files stay in step and Search reads no SQLite. A
-// writable handle holds the files exclusively for its whole life; read-only
-// handles share them with each other.
+// L2-normalised matrix (on Linux, the vector file or its half-precision
+// copy mapped), and every source is checked and kept in memory with what
+// the policy needs, but not its chunk texts, which a search reads from the
+// source log for its hits only. Rebuild, Upsert and Delete write the files
+// and then update the matrix, so memory and files stay in step and Search
+// reads no SQLite. A writable handle holds the files exclusively for its
+// whole life; read-only handles share them with each other.
 //
 // An Index is safe for concurrent use. Searches run concurrently with each
 // other; a write blocks searches only while the matrix is updated.
@@ -110,27 +114,36 @@ type Index struct {
 	maxRunes int      // chunker.MaxRunes the file records
 	mat      *matrix  // every row of the vector file, dead ones included
 	vf       *os.File // the current vector file; nil until built
-	gen      int64    // its generation
+	hf       *os.File // its halves file
+	sf       *os.File // its source log
+	logEnd   int64    // the source log's recorded length
+	gen      int64    // the generation of the three
 	fileID   string
-	owner    []*entry // per row; nil for a dead row
+	rows     int // rows of the vector file, dead ones included
 	dead     int
-	srcs     map[string]*entry
-	order    []*entry // sorted by start row
+	srcs     map[string]*entry // by ID; nil until a write needs it (see writable)
+	order    []*entry          // the live sources, sorted by start row
 }
 
+// entry is one live source as the handle keeps it: what the policy and the
+// hits need, and where its record (with its chunk texts) lies in the
+// source log.
 type entry struct {
 	meta   Source   // Text is not kept
-	digest string   // of the source, as Chunker.sourceDigest
-	texts  []string // chunk texts; chunk n is row start+n
-	start  int
+	digest [32]byte // of the source, as Chunker's per-source digest
+	start  int      // first row; chunk i is row start+i
+	n      int      // chunks
+	rec    int64    // offset of its record in the source log
+	recLen int      // the record's bytes
+	texts  []string // chunk texts, only while a write or a migration holds them
 }
 
 const migrationsTable = "candor_retrieval_migrations"
 
 // Open opens (creating if needed) the index at path for vectors of the
 // model that want names, and loads every vector into memory. The index is
-// the SQLite file at path and a vector file beside it (see the package
-// documentation); files of the earlier one-file layout are migrated.
+// the SQLite file at path and the files beside it (see the package
+// documentation); files of the earlier layouts are migrated.
 //
 // Open succeeds when the file was built with another manifest: Search,
 // Upsert and Delete then return ErrManifestMismatch until Rebuild replaces
@@ -210,8 +223,8 @@ func open(ctx context.Context, path string, want Manifest, o options) (*Index, e
 		return nil, fmt.Errorf("retrieval: open %q: %w", path, classify(err))
 	}
 	ix.logAttrs(ctx, slog.LevelInfo, "retrieval index opened",
-		slog.String("path", abs), slog.Int("chunks", len(ix.owner)-ix.dead),
-		slog.Int("sources", len(ix.srcs)), slog.String("kernel", ix.kern.name),
+		slog.String("path", abs), slog.Int("chunks", ix.rows-ix.dead),
+		slog.Int("sources", len(ix.order)), slog.String("kernel", ix.kern.name),
 		slog.Bool("half_precision", ix.half), slog.Bool("read_only", ix.readOnly),
 		slog.Duration("load", time.Since(start)))
 	return ix, nil
@@ -232,9 +245,11 @@ func classify(err error) error {
 }
 
 func (ix *Index) closeFiles() {
-	if ix.vf != nil {
-		_ = ix.vf.Close()
-		ix.vf = nil
+	for _, f := range []**os.File{&ix.vf, &ix.hf, &ix.sf} {
+		if *f != nil {
+			_ = (*f).Close()
+			*f = nil
+		}
 	}
 	_ = ix.db.Close()
 }
@@ -249,7 +264,10 @@ func (ix *Index) logAttrs(ctx context.Context, level slog.Level, msg string, att
 // original one-file layout (vectors as one BLOB per chunk), written so that
 // it is a no-op on a file of that layout; version 2 moves the chunks to a
 // table without vectors and keeps the old table as chunks_v1 until
-// migrateVectors has copied its vectors into a vector file.
+// migrateVectors has copied its vectors into a vector file; version 3
+// keeps the sources table (with the chunk texts) as sources_v2 until
+// migrateSources has written it into a source log and the halves file.
+// The Go steps run in that order, after every SQL step.
 var migrations = []sqlitex.Migration{
 	{Version: 1, Name: "one-file layout", SQL: `
 CREATE TABLE IF NOT EXISTS meta (
@@ -284,9 +302,13 @@ CREATE TABLE segments (
 ) STRICT;
 UPDATE meta SET value = '2' WHERE key = 'schema';
 `},
+	{Version: 3, Name: "sources in a source log, a half-precision copy of the vectors", SQL: `
+ALTER TABLE sources RENAME TO sources_v2;
+UPDATE meta SET value = '3' WHERE key = 'schema';
+`},
 }
 
-const schemaVersion = "2"
+const schemaVersion = "3"
 
 func (ix *Index) init(ctx context.Context, exists bool, dopts sqlitex.DSNOptions) error {
 	if err := sqlitex.Verify(ctx, ix.db, dopts); err != nil {
@@ -316,8 +338,8 @@ func (ix *Index) init(ctx context.Context, exists bool, dopts sqlitex.DSNOptions
 		}
 		switch version {
 		case schemaVersion:
-		case "1":
-			return fmt.Errorf("%w: the file has the one-file layout; open it once without WithReadOnly to migrate it", ErrReadOnly)
+		case "1", "2":
+			return fmt.Errorf("%w: the file has an earlier layout (schema %s); open it once without WithReadOnly to migrate it", ErrReadOnly, version)
 		default:
 			return &CorruptError{What: "schema version " + strconv.Quote(version) + " is not " + schemaVersion}
 		}
@@ -328,8 +350,20 @@ func (ix *Index) init(ctx context.Context, exists bool, dopts sqlitex.DSNOptions
 			}
 			return err
 		}
-		if err := ix.migrateVectors(ctx); err != nil {
+		moved, err := ix.migrateVectors(ctx)
+		if err != nil {
 			return err
+		}
+		rewritten, err := ix.migrateSources(ctx)
+		if err != nil {
+			return err
+		}
+		if moved || rewritten {
+			// The dropped tables' pages (for a migrated file, most of it)
+			// go back to the file system.
+			if _, err := ix.db.ExecContext(ctx, `VACUUM`); err != nil {
+				return err
+			}
 		}
 	}
 	if err := ix.load(ctx); err != nil {
@@ -343,8 +377,10 @@ func (ix *Index) init(ctx context.Context, exists bool, dopts sqlitex.DSNOptions
 			if g < 1 {
 				continue
 			}
-			if err := os.Remove(vectorPath(ix.path, g)); err == nil {
-				ix.logAttrs(ctx, slog.LevelInfo, "retrieval: removed a stale vector file", slog.String("file", vectorPath(ix.path, g)))
+			for _, name := range generationFiles(ix.path, g) {
+				if err := os.Remove(name); err == nil {
+					ix.logAttrs(ctx, slog.LevelInfo, "retrieval: removed a stale file", slog.String("file", name))
+				}
 			}
 		}
 	}
@@ -379,6 +415,7 @@ type header struct {
 	gen      int64 // vector file generation
 	rows     int   // rows in the vector file, dead ones included
 	fileID   string
+	logEnd   int64 // the source log's length (schema 3)
 }
 
 func parseHeader(meta map[string]string, vectors bool) (header, error) {
@@ -406,16 +443,26 @@ func parseHeader(meta map[string]string, vectors bool) (header, error) {
 		return h, &CorruptError{What: "vector row count " + strconv.Quote(meta["vector_rows"])}
 	}
 	h.fileID = meta["vector_file_id"]
+	if v, ok := meta["sources_bytes"]; ok {
+		if h.logEnd, err = strconv.ParseInt(v, 10, 64); err != nil || h.logEnd < fileHeaderBytes {
+			return h, &CorruptError{What: "source log length " + strconv.Quote(v)}
+		}
+	}
 	return h, nil
 }
 
-// readSources reads the sources table; withChunks (the current layout)
-// also reads each source's first row and chunk texts, allocating at most
-// maxChunks chunks. each, if not nil, is given every source once read.
-func readSources(ctx context.Context, tx *sql.Tx, withChunks bool, maxChunks int, each func(*entry)) (map[string]*entry, []*entry, error) {
-	q := `SELECT id, title, scopes, valid_from, valid_until, admissible FROM sources ORDER BY id`
+// generationFiles are the files of generation gen.
+func generationFiles(path string, gen int64) []string {
+	return []string{vectorPath(path, gen), halvesPath(path, gen), sourcesPath(path, gen)}
+}
+
+// readSources reads the sources table of the earlier layouts (sources_v2
+// since migration 3); withChunks (schema 2) also reads each source's first
+// row and chunk texts, allocating at most maxChunks chunks.
+func readSources(ctx context.Context, tx *sql.Tx, withChunks bool, maxChunks int) (map[string]*entry, []*entry, error) {
+	q := `SELECT id, title, scopes, valid_from, valid_until, admissible FROM sources_v2 ORDER BY id`
 	if withChunks {
-		q = `SELECT id, title, scopes, valid_from, valid_until, admissible, first_row, chunk_texts FROM sources ORDER BY rowid`
+		q = `SELECT id, title, scopes, valid_from, valid_until, admissible, first_row, chunk_texts FROM sources_v2 ORDER BY rowid`
 	}
 	var all []string
 	if withChunks {
@@ -460,11 +507,9 @@ func readSources(ctx context.Context, tx *sql.Tx, withChunks bool, maxChunks int
 				return nil, nil, err
 			}
 		}
+		e.n = len(e.texts)
 		srcs[e.meta.ID] = &e
 		order = append(order, &e)
-		if each != nil {
-			each(&e)
-		}
 	}
 	return srcs, order, rows.Err()
 }
@@ -589,12 +634,10 @@ func (ix *Index) load(ctx context.Context) error {
 		return &CorruptError{What: "schema version " + strconv.Quote(meta["schema"]) + " is not " + schemaVersion}
 	}
 	if _, ok := meta["manifest"]; !ok {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sources`).Scan(&n); err != nil {
-			return err
-		}
-		if n != 0 {
-			return &CorruptError{What: "sources without a manifest"}
+		for _, k := range []string{"vector_file", "sources_bytes", "chunks"} {
+			if _, ok := meta[k]; ok {
+				return &CorruptError{What: "content (" + k + ") without a manifest"}
+			}
 		}
 		ix.srcs = map[string]*entry{}
 		return tx.Commit()
@@ -602,6 +645,9 @@ func (ix *Index) load(ctx context.Context) error {
 	h, err := parseHeader(meta, true)
 	if err != nil {
 		return err
+	}
+	if h.logEnd == 0 {
+		return &CorruptError{What: "source log length missing"}
 	}
 	dims := h.manifest.Dims
 	segs, err := readSegmentTable(ctx, tx, h.rows)
@@ -612,67 +658,63 @@ func (ix *Index) load(ctx context.Context) error {
 	if ix.readOnly {
 		flag = os.O_RDONLY
 	}
-	vf, err := os.OpenFile(vectorPath(ix.path, h.gen), flag, 0)
-	if err != nil {
+	// Each file is closed by closeFiles on failure.
+	if ix.vf, err = os.OpenFile(vectorPath(ix.path, h.gen), flag, 0); err != nil {
 		return &CorruptError{What: "vector file", Err: err}
 	}
-	ix.vf = vf // closed by closeFiles on failure
-	if err := checkVectorFile(vf, dims, h.rows, h.fileID); err != nil {
+	if ix.hf, err = os.OpenFile(halvesPath(ix.path, h.gen), flag, 0); err != nil {
+		return &CorruptError{What: "halves file", Err: err}
+	}
+	if ix.sf, err = os.OpenFile(sourcesPath(ix.path, h.gen), flag, 0); err != nil {
+		return &CorruptError{What: "source log", Err: err}
+	}
+	if err := checkVectorFile(ix.vf, dims, h.rows, h.fileID); err != nil {
 		return err
 	}
-	// Where the platform allows, a float32 matrix is the vector file
-	// mapped, checked in one sequential pass. A half-precision matrix is
-	// converted from rows read into one reused buffer per worker, so that
-	// the float32 rows never count in the process's resident memory.
-	var mapped []byte
-	var src []float32
-	if mapsVectors() && !ix.half {
-		if mapped, src, err = mapRows(vf, dims, h.rows); err != nil {
+	if err := checkFile(ix.hf, "halves file", halvesMagic, dims, h.fileID, fileHeaderBytes+int64(h.rows)*int64(2*dims)); err != nil {
+		return err
+	}
+	if err := checkFile(ix.sf, "source log", sourceMagic, dims, h.fileID, h.logEnd); err != nil {
+		return err
+	}
+	// Where the platform allows, the matrix is a mapping: of the vector
+	// file in float32, checked in place in one sequential pass; of the
+	// halves file in half precision, checked against the vector file's rows
+	// read into one reused buffer per worker, so that the float32 rows never
+	// count in the process's resident memory.
+	var mat *matrix
+	if mapsVectors() {
+		f, esize := ix.vf, 4
+		if ix.half {
+			f, esize = ix.hf, 2
+		}
+		b, err := mapRows(f, dims, h.rows, esize)
+		if err != nil {
 			return err
 		}
+		mat = mappedOf(b, dims, h.rows, ix.half)
 		defer func() {
-			if mapped != nil {
-				_ = unmapFile(mapped)
+			if mat != nil {
+				mat.release()
 			}
 		}()
-		if mapped != nil {
-			adviseSequential(mapped)
+		if b != nil {
+			adviseSequential(b)
 		}
-	}
-	var mat *matrix
-	if mapped != nil {
-		mat = &matrix{dims: dims, f32: src}
 	} else {
 		mat = newMatrix(dims, h.rows, ix.half)
 	}
 	// The vectors are checked on the workers while this goroutine reads the
-	// sources and their chunk texts. The recorded chunk count bounds the
-	// chunks allocated; the vector file's size, checked above, bounds it.
+	// source log.
 	vecErr := make(chan error, 1)
-	go func() { vecErr <- readSegments(vf, src, segs, mat, dims, ix.kern, ix.workers) }()
-	// Each source's digest is computed on another goroutine as the
-	// sources are read, in batches.
-	batches := make(chan []*entry, 16)
-	var digests sync.WaitGroup
-	digests.Go(func() {
-		for b := range batches {
-			for _, e := range b {
-				e.digest = digestParts(e.meta, e.texts)
-			}
-		}
-	})
-	const batchSources = 256
-	batch := make([]*entry, 0, batchSources)
-	srcs, order, err := readSources(ctx, tx, true, h.chunks, func(e *entry) {
-		if batch = append(batch, e); len(batch) == batchSources {
-			batches <- batch
-			batch = make([]*entry, 0, batchSources)
-		}
-	})
-	batches <- batch
-	close(batches)
-	digests.Wait()
-	if verr := <-vecErr; err == nil {
+	go func() { vecErr <- readSegments(ix.vf, segs, mat, dims, ix.kern, ix.workers) }()
+	order, byID, err := readLog(ix.sf, h.logEnd, h.rows)
+	if err == nil {
+		// Still while the vectors are checked.
+		err = checkCorpusDigest(order, h.manifest)
+	}
+	if verr := <-vecErr; verr != nil {
+		// A damaged vector file is reported before what it may have caused.
 		err = verr
 	}
 	if err != nil {
@@ -680,69 +722,57 @@ func (ix *Index) load(ctx context.Context) error {
 	}
 	count := 0
 	for _, e := range order {
-		count += len(e.texts)
+		count += e.n
 	}
 	if count != h.chunks {
 		return &CorruptError{What: fmt.Sprintf("%d chunks stored, %d recorded", count, h.chunks)}
 	}
 	// Every source owns consecutive rows of the vector file, and no row
-	// belongs to two chunks.
-	// Sources are inserted in row order, so rowid order is row order but
-	// for a file edited by hand.
+	// belongs to two chunks. The log is in row order but for a compaction's
+	// or a hand-edited file's.
 	if !slices.IsSortedFunc(order, byStart) {
 		slices.SortFunc(order, byStart)
 	}
-	owner := make([]*entry, h.rows)
 	end := 0
 	for _, e := range order {
-		if len(e.texts) == 0 {
-			return &CorruptError{What: "source " + strconv.Quote(e.meta.ID) + " has no chunk"}
+		if e.start < end {
+			return &CorruptError{What: fmt.Sprintf("rows %d-%d of source %q overlap another source or lie past the %d rows", e.start, e.start+e.n-1, e.meta.ID, h.rows)}
 		}
-		if e.start < end || e.start+len(e.texts) > h.rows {
-			return &CorruptError{What: fmt.Sprintf("rows %d-%d of source %q overlap another source or lie past the %d rows", e.start, e.start+len(e.texts)-1, e.meta.ID, h.rows)}
-		}
-		for r := e.start; r < e.start+len(e.texts); r++ {
-			owner[r] = e
-		}
-		end = e.start + len(e.texts)
-	}
-	if err := combinedDigest(order, h.manifest); err != nil {
-		return err
+		end = e.start + e.n
 	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	if mapped != nil {
-		// The matrix keeps the mapping; the searches that follow read it
-		// whole each time, with the kernel's default read-ahead.
-		adviseNormal(mapped)
-		mat.mapped, mapped = mapped, nil
+	if mat.mapped != nil {
+		// The searches that follow read the whole matrix each time, with
+		// the kernel's default read-ahead.
+		adviseNormal(mat.mapped)
 	}
 	ix.built, ix.stored, ix.maxRunes = true, h.manifest, h.maxRunes
-	ix.mat, ix.owner, ix.srcs, ix.order, ix.dead = mat, owner, srcs, order, h.rows-count
-	ix.gen, ix.fileID = h.gen, h.fileID
+	ix.mat, ix.srcs, ix.order, ix.rows, ix.dead = mat, byID, order, h.rows, h.rows-count
+	ix.gen, ix.fileID, ix.logEnd = h.gen, h.fileID, h.logEnd
+	mat = nil
 	return nil
 }
 
 func byStart(a, b *entry) int { return a.start - b.start }
 
-// combinedDigest checks the corpus digest combined from the sources'
-// digests (computed by the caller) against m's.
-func combinedDigest(order []*entry, m Manifest) error {
-	per := make([][2]string, len(order))
-	for i, e := range order {
-		per[i] = [2]string{e.meta.ID, e.digest}
+// sourceOf returns the live source that owns row r, or nil; the caller
+// holds mu.
+func (ix *Index) sourceOf(r int) *entry {
+	i, found := slices.BinarySearchFunc(ix.order, r, func(e *entry, r int) int { return e.start - r })
+	if !found {
+		i--
 	}
-	if d := combineDigests(per); d != m.CorpusDigest {
-		return &CorruptError{What: fmt.Sprintf("corpus digest of stored content is %s, manifest records %s", d, m.CorpusDigest)}
+	if i < 0 || r >= ix.order[i].start+ix.order[i].n {
+		return nil
 	}
-	return nil
+	return ix.order[i]
 }
 
-// checkDigest recomputes the corpus digest from the stored parts, the
-// sources' digests on workers goroutines.
+// checkDigest recomputes each source's digest from its stored parts and
+// the corpus digest from them (the check of the earlier layouts).
 func checkDigest(order []*entry, m Manifest, workers int) error {
-	per := make([][2]string, len(order))
 	parts := max(1, min(workers, len(order)/256))
 	n := (len(order) + parts - 1) / parts
 	var wg sync.WaitGroup
@@ -750,16 +780,12 @@ func checkDigest(order []*entry, m Manifest, workers int) error {
 		wg.Go(func() {
 			for i := p * n; i < min(len(order), (p+1)*n); i++ {
 				e := order[i]
-				e.digest = digestParts(e.meta, e.texts)
-				per[i] = [2]string{e.meta.ID, e.digest}
+				e.digest = digestRaw(e.meta, e.texts)
 			}
 		})
 	}
 	wg.Wait()
-	if d := combineDigests(per); d != m.CorpusDigest {
-		return &CorruptError{What: fmt.Sprintf("corpus digest of stored content is %s, manifest records %s", d, m.CorpusDigest)}
-	}
-	return nil
+	return checkCorpusDigest(order, m)
 }
 
 var errNotGrouped = errors.New("chunks not grouped by source")
@@ -852,33 +878,33 @@ func (l *legacyMatrix) add(id string, blob []byte) error {
 // that layout was checked, and drops chunks_v1, in one transaction. Until
 // that commits, the file keeps its vectors in chunks_v1 and the next Open
 // starts the move again.
-func (ix *Index) migrateVectors(ctx context.Context) error {
+func (ix *Index) migrateVectors(ctx context.Context) (bool, error) {
 	var n int
 	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type='table' AND name='chunks_v1'`).Scan(&n); err != nil {
-		return err
+		return false, err
 	}
 	if n == 0 {
-		return nil
+		return false, nil
 	}
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer func() { _ = tx.Rollback() }()
 	meta, err := metaValues(ctx, tx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var created *os.File
 	var name string
 	if _, built := meta["manifest"]; built {
 		h, err := parseHeader(meta, false)
 		if err != nil {
-			return err
+			return false, err
 		}
-		srcs, order, err := readSources(ctx, tx, false, 0, nil)
+		srcs, order, err := readSources(ctx, tx, false, 0)
 		if err != nil {
-			return err
+			return false, err
 		}
 		// The recorded count sizes nothing here, but a file that cannot hold
 		// it is corrupt all the same.
@@ -894,27 +920,27 @@ func (ix *Index) migrateVectors(ctx context.Context) error {
 			ld, err = loadLegacyChunks(ctx, tx, false, srcs, lm)
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		if ld.count != h.chunks {
-			return &CorruptError{What: fmt.Sprintf("%d chunks stored, %d recorded", ld.count, h.chunks)}
+			return false, &CorruptError{What: fmt.Sprintf("%d chunks stored, %d recorded", ld.count, h.chunks)}
 		}
 		for _, e := range order {
 			if len(e.texts) == 0 {
-				return &CorruptError{What: "source " + strconv.Quote(e.meta.ID) + " has no chunk"}
+				return false, &CorruptError{What: "source " + strconv.Quote(e.meta.ID) + " has no chunk"}
 			}
 		}
 		if err := checkDigest(order, h.manifest, ix.workers); err != nil {
-			return err
+			return false, err
 		}
 		fileID, err := newFileID()
 		if err != nil {
-			return err
+			return false, err
 		}
 		name = vectorPath(ix.path, 1)
 		f, segs, err := createVectorFile(name, h.manifest.Dims, fileID, ld.mat)
 		if err != nil {
-			return fmt.Errorf("retrieval: migrate: write vector file: %w", err)
+			return false, fmt.Errorf("retrieval: migrate: write vector file: %w", err)
 		}
 		created = f
 		defer func() {
@@ -924,29 +950,158 @@ func (ix *Index) migrateVectors(ctx context.Context) error {
 			}
 		}()
 		for _, e := range ld.order {
-			if _, err := tx.ExecContext(ctx, `UPDATE sources SET first_row=?, chunk_texts=? WHERE id=?`, e.start, encodeTexts(e.texts), e.meta.ID); err != nil {
-				return err
+			if _, err := tx.ExecContext(ctx, `UPDATE sources_v2 SET first_row=?, chunk_texts=? WHERE id=?`, e.start, encodeTexts(e.texts), e.meta.ID); err != nil {
+				return false, err
 			}
 		}
 		if err := insertSegments(ctx, tx, segs); err != nil {
-			return err
+			return false, err
 		}
-		if err := writeVectorMeta(ctx, tx, 1, len(ld.mat)/h.manifest.Dims, fileID); err != nil {
-			return err
+		if err := writeVectorMeta(ctx, tx, 1, len(ld.mat)/h.manifest.Dims, fileID, 0); err != nil {
+			return false, err
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `DROP TABLE chunks_v1`); err != nil {
-		return err
+		return false, err
 	}
 	if err := tx.Commit(); err != nil {
-		return err
+		return false, err
 	}
 	if created != nil {
 		_ = created.Close()
 		created = nil
 	}
 	ix.logAttrs(ctx, slog.LevelInfo, "retrieval index migrated to the vector file layout", slog.String("path", ix.path))
-	return nil
+	return true, nil
+}
+
+// migrateSources writes the sources of a schema 2 file (still in
+// sources_v2, with their chunk texts) into the source log of the current
+// generation and the vectors' half-precision copy into its halves file,
+// after checking the content as that layout's Open did (chunk texts,
+// counts, row ranges, every segment's CRC-32C and every row's length, the
+// corpus digest recomputed from the texts), and drops sources_v2, in one
+// transaction. Until that commits, the next Open writes both files again.
+func (ix *Index) migrateSources(ctx context.Context) (bool, error) {
+	var n int
+	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type='table' AND name='sources_v2'`).Scan(&n); err != nil {
+		return false, err
+	}
+	if n == 0 {
+		return false, nil
+	}
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	meta, err := metaValues(ctx, tx)
+	if err != nil {
+		return false, err
+	}
+	var written []string
+	defer func() {
+		for _, name := range written {
+			_ = os.Remove(name)
+		}
+	}()
+	if _, built := meta["manifest"]; built {
+		h, err := parseHeader(meta, true)
+		if err != nil {
+			return false, err
+		}
+		dims := h.manifest.Dims
+		_, order, err := readSources(ctx, tx, true, h.chunks)
+		if err != nil {
+			return false, err
+		}
+		count := 0
+		for _, e := range order {
+			count += e.n
+		}
+		if count != h.chunks {
+			return false, &CorruptError{What: fmt.Sprintf("%d chunks stored, %d recorded", count, h.chunks)}
+		}
+		if !slices.IsSortedFunc(order, byStart) {
+			slices.SortFunc(order, byStart)
+		}
+		end := 0
+		for _, e := range order {
+			if e.n == 0 {
+				return false, &CorruptError{What: "source " + strconv.Quote(e.meta.ID) + " has no chunk"}
+			}
+			if e.start < end || e.start+e.n > h.rows {
+				return false, &CorruptError{What: fmt.Sprintf("rows %d-%d of source %q overlap another source or lie past the %d rows", e.start, e.start+e.n-1, e.meta.ID, h.rows)}
+			}
+			end = e.start + e.n
+		}
+		if err := checkDigest(order, h.manifest, ix.workers); err != nil {
+			return false, err
+		}
+		segs, err := readSegmentTable(ctx, tx, h.rows)
+		if err != nil {
+			return false, err
+		}
+		vf, err := os.Open(vectorPath(ix.path, h.gen))
+		if err != nil {
+			return false, &CorruptError{What: "vector file", Err: err}
+		}
+		defer vf.Close()
+		if err := checkVectorFile(vf, dims, h.rows, h.fileID); err != nil {
+			return false, err
+		}
+		hname := halvesPath(ix.path, h.gen)
+		hf, err := createFile(hname, halvesMagic, dims, h.fileID)
+		if err != nil {
+			return false, fmt.Errorf("retrieval: migrate: write halves file: %w", err)
+		}
+		written = append(written, hname)
+		defer hf.Close()
+		c := newSegmentChecker(vf, dims, ix.kern)
+		for _, sg := range segs {
+			err := c.checkThen(sg, nil, func(r int, rows []float32) error {
+				if err := writeHalfRows(hf, rows, dims, sg.first+r, ix.kern); err != nil {
+					return fmt.Errorf("retrieval: migrate: write halves file: %w", err)
+				}
+				return nil
+			})
+			if err != nil {
+				return false, err
+			}
+		}
+		if err := hf.Sync(); err != nil {
+			return false, err
+		}
+		sname := sourcesPath(ix.path, h.gen)
+		sf, err := createFile(sname, sourceMagic, dims, h.fileID)
+		if err != nil {
+			return false, fmt.Errorf("retrieval: migrate: write source log: %w", err)
+		}
+		written = append(written, sname)
+		defer sf.Close()
+		logEnd, err := appendRecords(sf, fileHeaderBytes, nil, order, func(e *entry) int { return e.start })
+		if err == nil {
+			err = sf.Sync()
+		}
+		if err == nil {
+			err = syncDir(filepath.Dir(sname))
+		}
+		if err != nil {
+			return false, fmt.Errorf("retrieval: migrate: write source log: %w", err)
+		}
+		if err := setMeta(ctx, tx, map[string]string{"sources_bytes": strconv.FormatInt(logEnd, 10)}); err != nil {
+			return false, err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DROP TABLE sources_v2`); err != nil {
+		return false, err
+	}
+	if err := tx.Commit(); err != nil {
+		return false, err
+	}
+	written = nil
+	ix.logAttrs(ctx, slog.LevelInfo, "retrieval index migrated to the source log layout", slog.String("path", ix.path))
+	return true, nil
 }
 
 // decodeVector decodes len(dst) little-endian float32 values from src, which
@@ -1024,13 +1179,15 @@ func (ix *Index) Close() error {
 	}
 	ix.closed = true
 	ix.mat.release()
-	ix.mat, ix.owner, ix.srcs, ix.order = nil, nil, nil, nil
-	var err error
-	if ix.vf != nil {
-		err = ix.vf.Close()
-		ix.vf = nil
+	ix.mat, ix.srcs, ix.order = nil, nil, nil
+	var errs []error
+	for _, f := range []**os.File{&ix.vf, &ix.hf, &ix.sf} {
+		if *f != nil {
+			errs = append(errs, (*f).Close())
+			*f = nil
+		}
 	}
-	return errors.Join(err, ix.db.Close())
+	return errors.Join(append(errs, ix.db.Close())...)
 }
 
 // Manifest returns the manifest the file records and whether the index has
@@ -1048,7 +1205,7 @@ func (ix *Index) Kernel() string { return ix.kern.name }
 func (ix *Index) Len() int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return len(ix.owner) - ix.dead
+	return ix.rows - ix.dead
 }
 
 // MatrixBytes returns the size of the in-memory matrix: 4 bytes per

@@ -38,3 +38,41 @@ func TestSearchOnCutVectorFile(t *testing.T) {
 		assert.Nil(t, hits)
 	}
 }
+
+// In half precision the matrix is the halves file mapped; a half row
+// changed under it (by something other than the index) is found when its
+// chunk is a candidate: the float32 row read again from the vector file no
+// longer rounds to it, and the search fails with ErrCorrupt rather than
+// rank by a row that is not the index's. A halves file cut under the
+// mapping fails the search too.
+func TestHalfMappingChecked(t *testing.T) {
+	corpus, vecs := controlled()
+	ix, path, m := openBuilt(t, corpus, vecs)
+	require.NoError(t, ix.Close())
+	h, err := Open(t.Context(), path, m, WithReadOnly(), WithHalfPrecision())
+	require.NoError(t, err)
+	defer h.Close()
+	require.NotNil(t, h.mat.mapped, "half matrix mapped")
+	p := CorpusPolicy{AsOf: asOf, Scope: "acme"}
+	hits, err := h.Search(t.Context(), []float32{1, 0}, p, 1)
+	require.NoError(t, err)
+	require.Equal(t, "ACME-EXPORT#0", hits[0].ChunkID) // row 1
+
+	name := halvesPath(path, 1)
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	row := make([]uint16, 2)
+	toHalfGo(row, []float32{0.6, 0.8})
+	_, err = f.WriteAt(halfBytes(row, nil), fileHeaderBytes+1*2*2)
+	require.NoError(t, err)
+	_, err = h.Search(t.Context(), []float32{1, 0}, p, 1)
+	var ce *CorruptError
+	require.ErrorAs(t, err, &ce)
+	assert.Contains(t, ce.What, "vector row 1 differs from its half-precision copy")
+
+	require.NoError(t, f.Truncate(fileHeaderBytes))
+	hits, err = h.Search(t.Context(), []float32{1, 0}, p, 1)
+	assert.ErrorIs(t, err, ErrCorrupt)
+	assert.Nil(t, hits)
+}

@@ -24,7 +24,7 @@ func TestMappedMatrixFollowsWrites(t *testing.T) {
 		ix.mu.RLock()
 		defer ix.mu.RUnlock()
 		assert.Equal(t, mapsVectors(), ix.mat.mapped != nil, "%s: matrix mapped", what)
-		assert.Len(t, ix.mat.f32, len(ix.owner)*32, "%s: matrix rows", what)
+		assert.Len(t, ix.mat.f32, ix.rows*32, "%s: matrix rows", what)
 	}
 	p := CorpusPolicy{AsOf: asOf, Scope: "acme"}
 	check := func(what string, corpus []Source, vecs [][]float32) {

@@ -43,9 +43,12 @@ const MaxK = 10000
 // scored. Errors: ErrInvalidPolicy; ErrInvalidQuery (k out of range, zero or
 // non-finite query); ErrManifestMismatch (query of another dimension, or the
 // handle's manifest differs from the file's); ErrNotBuilt; ErrNoAdmissible
-// when the policy admits nothing; ErrClosed; the context's error; in
-// half-precision mode, an error reading the vector file. An error never
-// comes with partial hits.
+// when the policy admits nothing; ErrClosed; the context's error; an error
+// reading the source log (for the hits' texts) or, in half-precision mode,
+// the vector file; ErrCorrupt when a hit's source record fails its
+// checksum or digest, a file was cut under a mapping, or in half-precision
+// mode a candidate's float32 row is not the one its half-precision row was
+// made from. An error never comes with partial hits.
 func (ix *Index) Search(ctx context.Context, query []float32, policy CorpusPolicy, k int) ([]Hit, error) {
 	res, err := ix.SearchBatch(ctx, [][]float32{query}, policy, k)
 	if err != nil {
@@ -136,6 +139,8 @@ func (ix *Index) searchBatch(ctx context.Context, queries [][]float32, policy Co
 	res := make([][]Hit, len(queries))
 	var rowBuf []float32
 	var byteBuf []byte
+	var halfBuf []uint16
+	texts := map[*entry][]string{}
 	for qi := range queries {
 		q := qs[qi*dims : (qi+1)*dims]
 		// T: the k-th best approximate score over every part.
@@ -158,19 +163,30 @@ func (ix *Index) searchBatch(ctx context.Context, queries [][]float32, policy Co
 		}
 		st.rescored += len(cands)
 		for i := range cands {
-			row, err := ix.row(int(cands[i].row), dims, &rowBuf, &byteBuf)
+			row, err := ix.row(int(cands[i].row), dims, &rowBuf, &byteBuf, &halfBuf)
 			if err != nil {
 				return nil, err
 			}
 			cands[i].score = exactScore(q, row)
+			if cands[i].src = ix.sourceOf(int(cands[i].row)); cands[i].src == nil {
+				return nil, fmt.Errorf("retrieval: search: row %d has no source", cands[i].row) // not reached: admitted rows are owned
+			}
 		}
-		slices.SortFunc(cands, ix.compareCand)
+		slices.SortFunc(cands, compareCand)
 		cands = cands[:min(k, len(cands))]
 		hits := make([]Hit, len(cands))
 		for i, c := range cands {
-			e := ix.owner[c.row]
+			e := c.src
+			ts, ok := texts[e]
+			if !ok {
+				var err error
+				if ts, err = readTexts(ix.sf, e); err != nil {
+					return nil, fmt.Errorf("retrieval: search: %w", err)
+				}
+				texts[e] = ts
+			}
 			n := int(c.row) - e.start
-			hits[i] = Hit{ChunkID: ChunkID(e.meta.ID, n), SourceID: e.meta.ID, Title: e.meta.Title, Text: e.texts[n],
+			hits[i] = Hit{ChunkID: ChunkID(e.meta.ID, n), SourceID: e.meta.ID, Title: e.meta.Title, Text: ts[n],
 				Score: float32(c.score), ValidFrom: e.meta.ValidFrom, ValidUntil: e.meta.ValidUntil}
 		}
 		res[qi] = hits
@@ -179,14 +195,17 @@ func (ix *Index) searchBatch(ctx context.Context, queries [][]float32, policy Co
 }
 
 // row returns the float32 row r: from the matrix, or in half-precision mode
-// from the vector file. The caller holds mu.
-func (ix *Index) row(r, dims int, buf *[]float32, bytes *[]byte) ([]float32, error) {
+// from the vector file, checked against its half-precision row (unit
+// length, and the row that half-precision row was made from). The caller
+// holds mu.
+func (ix *Index) row(r, dims int, buf *[]float32, bytes *[]byte, halves *[]uint16) ([]float32, error) {
 	if !ix.mat.half {
 		return ix.mat.f32[r*dims : (r+1)*dims], nil
 	}
 	if cap(*buf) < dims {
 		*buf = make([]float32, dims)
 		*bytes = make([]byte, 4*dims)
+		*halves = make([]uint16, dims)
 	}
 	b := (*bytes)[:4*dims]
 	if _, err := ix.vf.ReadAt(b, vectorHeaderBytes+int64(r)*int64(4*dims)); err != nil {
@@ -194,6 +213,9 @@ func (ix *Index) row(r, dims int, buf *[]float32, bytes *[]byte) ([]float32, err
 	}
 	v := (*buf)[:dims]
 	decodeVector(v, b)
+	if err := checkHalfRow(r, v, ix.mat.f16[r*dims:(r+1)*dims], ix.kern, *halves); err != nil {
+		return nil, fmt.Errorf("retrieval: search: %w", err)
+	}
 	return v, nil
 }
 
@@ -208,7 +230,7 @@ func (ix *Index) admitted(p CorpusPolicy) ([]rowRange, int) {
 		if p.check(e.meta) != Admitted {
 			continue
 		}
-		s, t := e.start, e.start+len(e.texts)
+		s, t := e.start, e.start+e.n
 		total += t - s
 		if n := len(rs); n > 0 && rs[n-1].end == s {
 			rs[n-1].end = t
@@ -342,15 +364,16 @@ type cand struct {
 	row    int32
 	approx float32 // the scan's score
 	score  float64 // the exact score
+	src    *entry  // the row's source, set with score
 }
 
 // compareCand orders candidates best first: higher exact score, then chunk
 // ID.
-func (ix *Index) compareCand(a, b cand) int {
+func compareCand(a, b cand) int {
 	if a.score != b.score {
 		return cmp.Compare(b.score, a.score)
 	}
-	ea, eb := ix.owner[a.row], ix.owner[b.row]
+	ea, eb := a.src, b.src
 	if c := strings.Compare(ea.meta.ID, eb.meta.ID); c != 0 {
 		return c
 	}

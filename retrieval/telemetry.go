@@ -130,7 +130,7 @@ func openTraced(ctx context.Context, t *telemetry, readOnly bool, open func(cont
 		attrs = append(attrs, attrKernel.String(ix.kern.name), attrPrec.String(precision(ix.half)))
 		if span.IsRecording() {
 			ix.mu.RLock()
-			rows, bytes := len(ix.owner)-ix.dead, int64(0)
+			rows, bytes := ix.rows-ix.dead, int64(0)
 			if ix.mat != nil {
 				bytes = ix.mat.bytes()
 			}

@@ -3,11 +3,13 @@ package retrieval
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 )
@@ -39,7 +41,7 @@ func (ix *Index) prepare(sources []Source, vectors [][]float32, dims int) (*prep
 		for i, c := range chunks {
 			texts[i] = c.Text
 		}
-		p.entries = append(p.entries, &entry{meta: meta, texts: texts, digest: digestOf(meta, texts)})
+		p.entries = append(p.entries, &entry{meta: meta, texts: texts, n: len(texts), digest: digestRaw(meta, texts)})
 		vi += len(chunks)
 	}
 	if vi != len(vectors) {
@@ -62,35 +64,6 @@ func (ix *Index) prepare(sources []Source, vectors [][]float32, dims int) (*prep
 		}
 	}
 	return p, nil
-}
-
-// insertSources inserts p's sources with their chunk texts, their first
-// rows counted from first.
-func insertSources(ctx context.Context, tx *sql.Tx, p *prepared, first int) error {
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO sources(id,title,scopes,valid_from,valid_until,admissible,first_row,chunk_texts) VALUES(?,?,?,?,?,?,?,?)`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	row := first
-	for _, e := range p.entries {
-		scopes, err := json.Marshal(e.meta.Scopes)
-		if err != nil {
-			return err
-		}
-		if scopes == nil || string(scopes) == "null" {
-			scopes = []byte("[]")
-		}
-		adm := 0
-		if e.meta.Admissible {
-			adm = 1
-		}
-		if _, err := stmt.ExecContext(ctx, e.meta.ID, e.meta.Title, string(scopes), timeKey(e.meta.ValidFrom), timeKey(e.meta.ValidUntil), adm, row, encodeTexts(e.texts)); err != nil {
-			return err
-		}
-		row += len(e.texts)
-	}
-	return nil
 }
 
 func insertSegments(ctx context.Context, tx *sql.Tx, segs []segment) error {
@@ -124,57 +97,154 @@ func writeMeta(ctx context.Context, tx *sql.Tx, m Manifest, maxRunes, chunks int
 	return setMeta(ctx, tx, map[string]string{"manifest": string(mj), "chunker_max_runes": strconv.Itoa(maxRunes), "chunks": strconv.Itoa(chunks)})
 }
 
-func writeVectorMeta(ctx context.Context, tx *sql.Tx, gen int64, rows int, fileID string) error {
-	return setMeta(ctx, tx, map[string]string{"vector_file": strconv.FormatInt(gen, 10), "vector_rows": strconv.Itoa(rows), "vector_file_id": fileID})
+func writeVectorMeta(ctx context.Context, tx *sql.Tx, gen int64, rows int, fileID string, logEnd int64) error {
+	kv := map[string]string{"vector_file": strconv.FormatInt(gen, 10), "vector_rows": strconv.Itoa(rows), "vector_file_id": fileID}
+	if logEnd > 0 {
+		kv["sources_bytes"] = strconv.FormatInt(logEnd, 10)
+	}
+	return setMeta(ctx, tx, kv)
 }
 
-// newGeneration writes rows into the vector file of the next generation.
-// The caller records it in a transaction and then calls switchGeneration,
-// or discards it.
+// logWriter appends records to a source log from offset at, in writes of
+// about 1 MiB.
+type logWriter struct {
+	f   *os.File
+	at  int64 // where the next record goes
+	buf []byte
+}
+
+// put appends the put record of e (texts, first row start) and returns
+// where it lies.
+func (w *logWriter) put(e *entry, texts []string, start int) (int64, int, error) {
+	off := w.at + int64(len(w.buf))
+	n := len(w.buf)
+	w.buf = appendPut(w.buf, e, texts, start)
+	return off, len(w.buf) - n, w.flushIfFull()
+}
+
+func (w *logWriter) del(id string) error {
+	w.buf = appendDelete(w.buf, id)
+	return w.flushIfFull()
+}
+
+func (w *logWriter) flushIfFull() error {
+	if len(w.buf) < segmentBytes {
+		return nil
+	}
+	return w.flush()
+}
+
+func (w *logWriter) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	if _, err := w.f.WriteAt(w.buf, w.at); err != nil {
+		return err
+	}
+	w.at += int64(len(w.buf))
+	w.buf = w.buf[:0]
+	return nil
+}
+
+// appendRecords writes the put records of entries (their texts, their
+// first rows as startOf gives them) to the source log f from offset at,
+// sets each entry's record, and returns the new end.
+func appendRecords(f *os.File, at int64, dels []string, entries []*entry, startOf func(*entry) int) (int64, error) {
+	w := &logWriter{f: f, at: at}
+	for _, id := range dels {
+		if err := w.del(id); err != nil {
+			return 0, err
+		}
+	}
+	for _, e := range entries {
+		off, n, err := w.put(e, e.texts, startOf(e))
+		if err != nil {
+			return 0, err
+		}
+		e.rec, e.recLen = off, n
+	}
+	if err := w.flush(); err != nil {
+		return 0, err
+	}
+	return w.at, nil
+}
+
+// generation is the three files of the next generation, written and
+// synced. The caller records it in a transaction and then calls
+// switchGeneration, or discards it.
 type generation struct {
-	gen    int64
-	name   string
-	fileID string
-	f      *os.File
-	segs   []segment
+	gen        int64
+	fileID     string
+	vf, hf, sf *os.File
+	segs       []segment
+	logEnd     int64
 }
 
-func (ix *Index) newGeneration(dims int, write func(f *os.File) ([]segment, error)) (*generation, error) {
+// newGeneration writes the next generation's files: vec writes the vector
+// file's rows and returns their segments, half the halves file's rows,
+// log the source log's records (from fileHeaderBytes, returning its end).
+func (ix *Index) newGeneration(dims int, vec func(f *os.File) ([]segment, error), half func(f *os.File) error, log func(f *os.File) (int64, error)) (*generation, error) {
 	g := &generation{gen: ix.gen + 1}
-	g.name = vectorPath(ix.path, g.gen)
 	var err error
 	if g.fileID, err = newFileID(); err != nil {
 		return nil, err
 	}
-	if g.f, g.segs, err = createVectorFile(g.name, dims, g.fileID, nil); err != nil {
-		return nil, err
+	names := generationFiles(ix.path, g.gen)
+	files := []**os.File{&g.vf, &g.hf, &g.sf}
+	for i, magic := range []string{vectorMagic, halvesMagic, sourceMagic} {
+		if *files[i], err = createFile(names[i], magic, dims, g.fileID); err != nil {
+			g.discard(ix.path)
+			return nil, err
+		}
 	}
-	if g.segs, err = write(g.f); err == nil {
-		err = g.f.Sync()
+	if g.segs, err = vec(g.vf); err == nil {
+		if err = half(g.hf); err == nil {
+			g.logEnd, err = log(g.sf)
+		}
+	}
+	for _, f := range []*os.File{g.vf, g.hf, g.sf} {
+		if err == nil {
+			err = f.Sync()
+		}
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(ix.path))
 	}
 	if err != nil {
-		g.discard()
+		g.discard(ix.path)
 		return nil, err
 	}
 	return g, nil
 }
 
-func (g *generation) discard() {
-	_ = g.f.Close()
-	_ = os.Remove(g.name)
-}
-
-// switchGeneration makes g the handle's vector file and removes the old
-// one; the caller holds mu for writing.
-func (ix *Index) switchGeneration(ctx context.Context, g *generation) {
-	old, oldName := ix.vf, vectorPath(ix.path, ix.gen)
-	ix.vf, ix.gen, ix.fileID = g.f, g.gen, g.fileID
-	if old != nil {
-		_ = old.Close()
-		if err := os.Remove(oldName); err != nil && !errors.Is(err, os.ErrNotExist) {
-			ix.logAttrs(ctx, slog.LevelWarn, "retrieval: old vector file not removed", slog.String("file", oldName), slog.Any("error", err))
+func (g *generation) discard(path string) {
+	for _, f := range []*os.File{g.vf, g.hf, g.sf} {
+		if f != nil {
+			_ = f.Close()
 		}
 	}
+	for _, name := range generationFiles(path, g.gen) {
+		_ = os.Remove(name)
+	}
+}
+
+// switchGeneration makes g the handle's files and removes the old ones;
+// the caller holds mu for writing.
+func (ix *Index) switchGeneration(ctx context.Context, g *generation) {
+	had := ix.vf != nil
+	for _, f := range []*os.File{ix.vf, ix.hf, ix.sf} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+	if had {
+		for _, name := range generationFiles(ix.path, ix.gen) {
+			if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+				ix.logAttrs(ctx, slog.LevelWarn, "retrieval: old file not removed", slog.String("file", name), slog.Any("error", err))
+			}
+		}
+	}
+	ix.vf, ix.hf, ix.sf, ix.gen, ix.fileID, ix.logEnd = g.vf, g.hf, g.sf, g.gen, g.fileID, g.logEnd
 }
 
 // Rebuild replaces the whole content of the index with corpus and its
@@ -211,54 +281,60 @@ func (ix *Index) Rebuild(ctx context.Context, corpus []Source, m Manifest, vecto
 	if err := mismatch(ix.want, m, false); err != nil {
 		return err
 	}
-	g, err := ix.newGeneration(m.Dims, func(f *os.File) ([]segment, error) { return writeRows(f, p.rows, m.Dims, 0) })
-	if err != nil {
-		return fmt.Errorf("retrieval: rebuild: write vector file: %w", err)
+	dims := m.Dims
+	rows := len(p.rows) / dims
+	row := 0
+	for _, e := range p.entries {
+		e.start = row
+		row += e.n
 	}
-	rows := len(p.rows) / m.Dims
-	// A float32 matrix is the new file, mapped before the switch is
-	// recorded, so that a failure to map changes nothing.
+	g, err := ix.newGeneration(dims,
+		func(f *os.File) ([]segment, error) { return writeRows(f, p.rows, dims, 0) },
+		func(f *os.File) error { return writeHalfRows(f, p.rows, dims, 0, ix.kern) },
+		func(f *os.File) (int64, error) {
+			return appendRecords(f, fileHeaderBytes, nil, p.entries, func(e *entry) int { return e.start })
+		})
+	if err != nil {
+		return fmt.Errorf("retrieval: rebuild: write files: %w", err)
+	}
+	// The matrix is the new file, mapped before the switch is recorded, so
+	// that a failure to map changes nothing.
 	var mat *matrix
-	if mapsVectors() && !ix.half {
-		if mat, err = mappedMatrix(g.f, m.Dims, rows); err != nil {
-			g.discard()
+	if mapsVectors() {
+		f := g.vf
+		if ix.half {
+			f = g.hf
+		}
+		if mat, err = mappedMatrix(f, dims, rows, ix.half); err != nil {
+			g.discard(ix.path)
 			return fmt.Errorf("retrieval: rebuild: %w", err)
 		}
 	}
 	err = ix.inTx(ctx, func(tx *sql.Tx) error {
-		for _, stmt := range []string{`DELETE FROM sources`, `DELETE FROM segments`} {
-			if _, err := tx.ExecContext(ctx, stmt); err != nil {
-				return err
-			}
-		}
-		if err := insertSources(ctx, tx, p, 0); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM segments`); err != nil {
 			return err
 		}
 		if err := insertSegments(ctx, tx, g.segs); err != nil {
 			return err
 		}
-		if err := writeVectorMeta(ctx, tx, g.gen, rows, g.fileID); err != nil {
+		if err := writeVectorMeta(ctx, tx, g.gen, rows, g.fileID, g.logEnd); err != nil {
 			return err
 		}
 		return writeMeta(ctx, tx, m, ix.chunker.maxRunes(), rows)
 	})
 	if err != nil {
 		mat.release()
-		g.discard()
+		g.discard(ix.path)
 		return fmt.Errorf("retrieval: rebuild: %w", err)
 	}
 
 	srcs := make(map[string]*entry, len(p.entries))
-	owner := make([]*entry, 0, rows)
 	for _, e := range p.entries {
-		e.start = len(owner)
-		for range e.texts {
-			owner = append(owner, e)
-		}
+		e.texts = nil
 		srcs[e.meta.ID] = e
 	}
 	if mat == nil {
-		mat = &matrix{dims: m.Dims, half: ix.half}
+		mat = &matrix{dims: dims, half: ix.half}
 		mat.appendRows(p.rows, ix.kern)
 	}
 	ix.mu.Lock()
@@ -266,10 +342,10 @@ func (ix *Index) Rebuild(ctx context.Context, corpus []Source, m Manifest, vecto
 	ix.switchGeneration(ctx, g)
 	ix.built, ix.stored, ix.maxRunes = true, m, ix.chunker.maxRunes()
 	ix.want.CorpusDigest = m.CorpusDigest
-	ix.mat, ix.owner, ix.srcs, ix.order, ix.dead = mat, owner, srcs, p.entries, 0
+	ix.mat, ix.srcs, ix.order, ix.rows, ix.dead = mat, srcs, p.entries, rows, 0
 	ix.mu.Unlock()
 	ix.logAttrs(ctx, slog.LevelInfo, "retrieval index rebuilt",
-		slog.Int("sources", len(p.entries)), slog.Int("chunks", len(owner)), slog.String("corpus_digest", m.CorpusDigest))
+		slog.Int("sources", len(p.entries)), slog.Int("chunks", rows), slog.String("corpus_digest", m.CorpusDigest))
 	return nil
 }
 
@@ -292,18 +368,25 @@ func (ix *Index) isClosed() bool {
 }
 
 // writable checks, under the write lock, that an update may proceed, and
-// returns the current manifest.
+// returns the current manifest. It builds the map of sources by ID, which
+// only writes need, when Open did not.
 func (ix *Index) writable() (Manifest, error) {
 	if ix.readOnly {
 		return Manifest{}, ErrReadOnly
 	}
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
 	if err := ix.usable(); err != nil {
 		return Manifest{}, err
 	}
 	if ix.maxRunes != ix.chunker.maxRunes() {
 		return Manifest{}, &MismatchError{Field: "Chunker.MaxRunes", Want: strconv.Itoa(ix.chunker.maxRunes()), Got: strconv.Itoa(ix.maxRunes)}
+	}
+	if ix.srcs == nil {
+		ix.srcs = make(map[string]*entry, len(ix.order))
+		for _, e := range ix.order {
+			ix.srcs[e.meta.ID] = e
+		}
 	}
 	return ix.stored, nil
 }
@@ -366,18 +449,20 @@ func (ix *Index) apply(ctx context.Context, op string, m Manifest, ids []string,
 	dims := m.Dims
 	// New corpus digest: the current per-source digests, minus ids, plus p.
 	ix.mu.RLock()
-	per := make(map[string]string, len(ix.srcs)+len(p.entries))
+	per := make(map[string][32]byte, len(ix.srcs)+len(p.entries))
 	for id, e := range ix.srcs {
 		per[id] = e.digest
 	}
-	oldRows := len(ix.owner)
+	oldRows := ix.rows
 	chunks := oldRows - ix.dead + len(p.rows)/dims
+	var dels []string
 	for _, id := range ids {
 		if e := ix.srcs[id]; e != nil {
-			chunks -= len(e.texts)
+			chunks -= e.n
+			dels = append(dels, id)
 		}
 	}
-	vf := ix.vf
+	vf, hf, sf, logEnd := ix.vf, ix.hf, ix.sf, ix.logEnd
 	ix.mu.RUnlock()
 	for _, id := range ids {
 		delete(per, id)
@@ -387,12 +472,12 @@ func (ix *Index) apply(ctx context.Context, op string, m Manifest, ids []string,
 	}
 	pairs := make([][2]string, 0, len(per))
 	for id, d := range per {
-		pairs = append(pairs, [2]string{id, d})
+		pairs = append(pairs, [2]string{id, hex.EncodeToString(d[:])})
 	}
 	m.CorpusDigest = combineDigests(pairs)
 
-	// New rows go after the recorded ones; bytes a failed write left there
-	// are overwritten.
+	// New rows, their halves and the records go after the recorded ones;
+	// bytes a failed write left there are overwritten.
 	newRows := len(p.rows) / dims
 	var segs []segment
 	if newRows > 0 {
@@ -402,33 +487,53 @@ func (ix *Index) apply(ctx context.Context, op string, m Manifest, ids []string,
 				err = vf.Sync()
 			}
 		}
+		if err == nil {
+			if err = hf.Truncate(fileHeaderBytes + int64(oldRows)*int64(2*dims)); err == nil {
+				if err = writeHalfRows(hf, p.rows, dims, oldRows, ix.kern); err == nil {
+					err = hf.Sync()
+				}
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("retrieval: %s: write vectors: %w", op, err)
 		}
+	}
+	row := oldRows
+	for _, e := range p.entries {
+		e.start = row
+		row += e.n
+	}
+	newEnd, err := func() (int64, error) {
+		if err := sf.Truncate(logEnd); err != nil {
+			return 0, err
+		}
+		end, err := appendRecords(sf, logEnd, dels, p.entries, func(e *entry) int { return e.start })
+		if err != nil {
+			return 0, err
+		}
+		return end, sf.Sync()
+	}()
+	if err != nil {
+		return fmt.Errorf("retrieval: %s: write source log: %w", op, err)
 	}
 	// A mapped matrix grows by mapping the file again at its new length,
 	// before the rows are recorded, so that a failure to map changes
 	// nothing; the old mapping is released once no search holds it.
 	var grown *matrix
-	if newRows > 0 && mapsVectors() && !ix.half {
-		var err error
-		if grown, err = mappedMatrix(vf, dims, oldRows+newRows); err != nil {
+	if newRows > 0 && mapsVectors() {
+		f := vf
+		if ix.half {
+			f = hf
+		}
+		if grown, err = mappedMatrix(f, dims, oldRows+newRows, ix.half); err != nil {
 			return fmt.Errorf("retrieval: %s: %w", op, err)
 		}
 	}
-	err := ix.inTx(ctx, func(tx *sql.Tx) error {
-		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM sources WHERE id=?`, id); err != nil {
-				return err
-			}
-		}
-		if err := insertSources(ctx, tx, p, oldRows); err != nil {
-			return err
-		}
+	err = ix.inTx(ctx, func(tx *sql.Tx) error {
 		if err := insertSegments(ctx, tx, segs); err != nil {
 			return err
 		}
-		if err := setMeta(ctx, tx, map[string]string{"vector_rows": strconv.Itoa(oldRows + newRows)}); err != nil {
+		if err := setMeta(ctx, tx, map[string]string{"vector_rows": strconv.Itoa(oldRows + newRows), "sources_bytes": strconv.FormatInt(newEnd, 10)}); err != nil {
 			return err
 		}
 		return writeMeta(ctx, tx, m, ix.maxRunes, chunks)
@@ -439,23 +544,18 @@ func (ix *Index) apply(ctx context.Context, op string, m Manifest, ids []string,
 	}
 
 	ix.mu.Lock()
-	for _, id := range ids {
+	gone := map[*entry]bool{}
+	for _, id := range dels {
 		e := ix.srcs[id]
-		if e == nil {
-			continue // an upsert of a new source
-		}
-		for r := e.start; r < e.start+len(e.texts); r++ {
-			ix.owner[r] = nil
-		}
-		ix.dead += len(e.texts)
+		ix.dead += e.n
 		delete(ix.srcs, id)
-		ix.order = slices.DeleteFunc(ix.order, func(x *entry) bool { return x == e })
+		gone[e] = true
+	}
+	if len(gone) > 0 {
+		ix.order = slices.DeleteFunc(ix.order, func(x *entry) bool { return gone[x] })
 	}
 	for _, e := range p.entries {
-		e.start = len(ix.owner)
-		for range e.texts {
-			ix.owner = append(ix.owner, e)
-		}
+		e.texts = nil
 		ix.srcs[e.meta.ID] = e
 		ix.order = append(ix.order, e)
 	}
@@ -465,11 +565,12 @@ func (ix *Index) apply(ctx context.Context, op string, m Manifest, ids []string,
 	} else if newRows > 0 {
 		ix.mat.appendRows(p.rows, ix.kern)
 	}
+	ix.rows, ix.logEnd = oldRows+newRows, newEnd
 	ix.stored = m
 	if ix.want.CorpusDigest != "" {
 		ix.want.CorpusDigest = m.CorpusDigest
 	}
-	live, dead := len(ix.owner)-ix.dead, ix.dead
+	live, dead := ix.rows-ix.dead, ix.dead
 	ix.mu.Unlock()
 	ix.logAttrs(ctx, slog.LevelInfo, "retrieval index updated", slog.String("op", op),
 		slog.Int("sources", len(ids)), slog.Int("chunks", live), slog.String("corpus_digest", m.CorpusDigest))
@@ -483,62 +584,83 @@ func (ix *Index) apply(ctx context.Context, op string, m Manifest, ids []string,
 	return nil
 }
 
-// compact writes the live rows into a new vector file generation, records
-// it, and drops the dead rows from memory. The caller holds writeMu.
+// compact writes the live rows, their halves and the live sources' records
+// into a new generation, records it, and drops the dead rows from memory.
+// The caller holds writeMu.
 func (ix *Index) compact(ctx context.Context, dims int) error {
 	ix.mu.RLock()
 	order := slices.Clone(ix.order)
-	vf := ix.vf
+	vf, hf, sf := ix.vf, ix.hf, ix.sf
 	ix.mu.RUnlock()
 	ranges := make([]rowRange, 0, len(order))
 	starts := make([]int, len(order))
+	recs := make([]entry, len(order)) // the new records' places
 	at := 0
 	for i, e := range order {
-		ranges = append(ranges, rowRange{e.start, e.start + len(e.texts)})
+		ranges = append(ranges, rowRange{e.start, e.start + e.n})
 		starts[i] = at
-		at += len(e.texts)
+		at += e.n
 	}
-	g, err := ix.newGeneration(dims, func(f *os.File) ([]segment, error) {
-		buf := make([]byte, segmentRows(dims)*4*dims)
-		for i, r := range ranges {
-			if err := copyRows(f, vf, dims, r.start, starts[i], r.end-r.start, buf); err != nil {
-				return nil, err
+	buf := make([]byte, segmentRows(dims)*4*dims)
+	g, err := ix.newGeneration(dims,
+		func(f *os.File) ([]segment, error) {
+			for i, r := range ranges {
+				if err := copyRows(f, vf, int64(4*dims), r.start, starts[i], r.end-r.start, buf); err != nil {
+					return nil, err
+				}
 			}
-		}
-		return segmentsOf(f, dims, at, buf)
-	})
+			return segmentsOf(f, dims, at, buf)
+		},
+		func(f *os.File) error {
+			for i, r := range ranges {
+				if err := copyRows(f, hf, int64(2*dims), r.start, starts[i], r.end-r.start, buf); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		func(f *os.File) (int64, error) {
+			w := &logWriter{f: f, at: fileHeaderBytes}
+			for i, e := range order {
+				texts, err := readTexts(sf, e)
+				if err != nil {
+					return 0, err
+				}
+				if recs[i].rec, recs[i].recLen, err = w.put(e, texts, starts[i]); err != nil {
+					return 0, err
+				}
+			}
+			if err := w.flush(); err != nil {
+				return 0, err
+			}
+			return w.at, nil
+		})
 	if err != nil {
 		return err
 	}
 	var mapped *matrix
-	if mapsVectors() && !ix.half {
-		if mapped, err = mappedMatrix(g.f, dims, at); err != nil {
-			g.discard()
+	if mapsVectors() {
+		f := g.vf
+		if ix.half {
+			f = g.hf
+		}
+		if mapped, err = mappedMatrix(f, dims, at, ix.half); err != nil {
+			g.discard(ix.path)
 			return err
 		}
 	}
 	err = ix.inTx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `UPDATE sources SET first_row=? WHERE id=?`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for i, e := range order {
-			if _, err := stmt.ExecContext(ctx, starts[i], e.meta.ID); err != nil {
-				return err
-			}
-		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM segments`); err != nil {
 			return err
 		}
 		if err := insertSegments(ctx, tx, g.segs); err != nil {
 			return err
 		}
-		return writeVectorMeta(ctx, tx, g.gen, at, g.fileID)
+		return writeVectorMeta(ctx, tx, g.gen, at, g.fileID, g.logEnd)
 	})
 	if err != nil {
 		mapped.release()
-		g.discard()
+		g.discard(ix.path)
 		return err
 	}
 	ix.mu.Lock()
@@ -550,14 +672,10 @@ func (ix *Index) compact(ctx context.Context, dims int) error {
 	} else {
 		ix.mat = ix.mat.compact(ranges)
 	}
-	owner := make([]*entry, 0, at)
 	for i, e := range order {
-		e.start = starts[i]
-		for range e.texts {
-			owner = append(owner, e)
-		}
+		e.start, e.rec, e.recLen = starts[i], recs[i].rec, recs[i].recLen
 	}
-	ix.owner, ix.dead = owner, 0
+	ix.rows, ix.dead = at, 0
 	return nil
 }
 
@@ -576,6 +694,3 @@ func segmentsOf(f *os.File, dims, rows int, buf []byte) ([]segment, error) {
 	}
 	return segs, nil
 }
-
-// digestParts is Chunker.sourceDigest computed from stored parts.
-func digestParts(meta Source, texts []string) string { return digestOf(meta, texts) }

@@ -7,12 +7,15 @@
 //	go run ./retrieval/internal/scalebench -rows 10000000 -half -dir /big/disk
 //
 // It builds the index through the public API (an empty Rebuild, then Upserts
-// of -batch rows, with a progress line on stderr), reads its files once
-// sequentially (the Open floor), then opens it in a fresh process of itself
-// so that resident memory is that of Open alone, and times -queries top-10
-// searches against a plain read of the same number of bytes as the matrix
-// (the search floor, measured on at most 1 GiB and scaled). Output is one
-// line per measurement on stdout. See docs/retrieval.md for results.
+// of -batch rows, with a progress line on stderr), then -opens times reads
+// the files Open reads sequentially, warm (the Open floor), and opens it in
+// a fresh process of itself, so that resident memory is that of Open
+// alone; after the last Open it times -queries top-10 searches against a
+// plain read of the same number of bytes as the matrix (the search floor,
+// measured on at most 1 GiB and scaled). Output is one
+// line per measurement on stdout. With -keep -dir DIR the files stay, and
+// -reuse -dir DIR measures them again without building. See
+// docs/retrieval.md for results.
 //
 // Exit codes: 0 done, 1 a step failed, 2 usage.
 package main
@@ -24,6 +27,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -44,9 +48,9 @@ import (
 const perSource = 10
 
 type config struct {
-	rows, dims, batch, queries int
-	half, keep                 bool
-	dir, phase, cpuprofile     string
+	rows, dims, batch, queries, opens int
+	half, keep, reuse                 bool
+	dir, phase, cpuprofile            string
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -61,11 +65,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.queries, "queries", 20, "top-10 searches to time")
 	fs.BoolVar(&c.half, "half", false, "open and search in half precision (WithHalfPrecision)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the index files")
+	fs.BoolVar(&c.reuse, "reuse", false, "use the index a run with -keep left in -dir instead of building one")
+	fs.IntVar(&c.opens, "opens", 1, "Opens to time, each in a fresh process right after its raw read")
 	fs.StringVar(&c.dir, "dir", "", "directory for the index (default: a new temporary one)")
 	fs.StringVar(&c.phase, "phase", "", "internal: run one phase in this process")
 	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile of Open to this file")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: scalebench [-rows N] [-dims D] [-half] [-dir DIR] [-keep] [-batch N] [-queries N]")
+		fmt.Fprintln(fs.Output(), "usage: scalebench [-rows N] [-dims D] [-half] [-dir DIR] [-keep] [-reuse] [-opens N] [-batch N] [-queries N]")
 		fmt.Fprintln(fs.Output(), "exit codes: 0 done, 1 a step failed, 2 usage")
 		fs.PrintDefaults()
 	}
@@ -79,8 +85,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if c.rows < perSource || c.rows%perSource != 0 || c.dims < 1 || c.batch < perSource || c.queries < 1 || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "scalebench: -rows must be a positive multiple of 10, -dims, -batch (≥ 10) and -queries positive, no arguments")
+	if c.rows < perSource || c.rows%perSource != 0 || c.dims < 1 || c.batch < perSource || c.queries < 1 || c.opens < 1 || fs.NArg() > 0 || (c.reuse && c.dir == "") {
+		fmt.Fprintln(stderr, "scalebench: -rows must be a positive multiple of 10, -dims, -batch (≥ 10), -queries and -opens positive, -reuse needs -dir, no arguments")
 		fs.Usage()
 		return 2
 	}
@@ -130,7 +136,7 @@ func mainPhase(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		dir = d
 	}
 	path := filepath.Join(dir, fmt.Sprintf("scale-%d.db", c.rows))
-	if !c.keep {
+	if !c.keep && !c.reuse {
 		defer func() {
 			matches, _ := filepath.Glob(path + "*")
 			for _, m := range matches {
@@ -140,7 +146,16 @@ func mainPhase(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "rows %d, dims %d, half %v, GOMAXPROCS %d, files %s*\n", c.rows, c.dims, c.half, runtime.GOMAXPROCS(0), path)
 
-	// Build.
+	if !c.reuse {
+		if err := build(ctx, c, path, stdout, stderr); err != nil {
+			return err
+		}
+	}
+	return measure(ctx, c, dir, path, stdout, stderr)
+}
+
+// build builds the index at path through the public API.
+func build(ctx context.Context, c config, path string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	opts := []retrieval.Option{retrieval.WithChunker(chunker())}
 	if c.half {
@@ -188,26 +203,37 @@ func mainPhase(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "build: %s\n", time.Since(start).Round(time.Millisecond))
 
-	// Open floor: one sequential read of the files.
-	files, _ := filepath.Glob(path + "*")
-	buf := make([]byte, 1<<20)
-	var raw time.Duration
-	var fileBytes int64
-	for range 2 { // the first read warms the page cache where it can
-		t0 := time.Now()
-		fileBytes = 0
-		for _, f := range files {
-			n, err := readAll(f, buf)
-			if err != nil {
-				return err
-			}
-			fileBytes += n
-		}
-		raw = time.Since(t0)
-	}
-	fmt.Fprintf(stdout, "raw sequential read: %d bytes in %s (%.2f GB/s)\n", fileBytes, raw.Round(time.Millisecond), float64(fileBytes)/raw.Seconds()/1e9)
+	return nil
+}
 
-	// Open, RSS and search, in a fresh process.
+// measure times Open against the raw read, and RSS and searches after
+// it, in fresh processes.
+func measure(ctx context.Context, c config, dir, path string, stdout, stderr io.Writer) error {
+	// Open floor: one sequential read of the files Open reads: the SQLite
+	// file, the source log and the vector file, and in half precision the
+	// halves file too.
+	files := openFiles(path, c.half)
+	buf := make([]byte, 1<<20)
+	rawRead := func() (time.Duration, int64, error) {
+		var raw time.Duration
+		var fileBytes int64
+		for range 2 { // the first read warms the page cache where it can
+			t0 := time.Now()
+			fileBytes = 0
+			for _, f := range files {
+				n, err := readAll(f, buf)
+				if err != nil {
+					return 0, 0, err
+				}
+				fileBytes += n
+			}
+			raw = time.Since(t0)
+		}
+		return raw, fileBytes, nil
+	}
+
+	// Open, RSS and search, in a fresh process, each Open right after its
+	// raw read.
 	exe, err := os.Executable()
 	if err != nil {
 		return err
@@ -219,22 +245,43 @@ func mainPhase(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	if c.cpuprofile != "" {
 		args = append(args, "-cpuprofile", c.cpuprofile)
 	}
-	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.Stderr = stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return fmt.Errorf("open phase: %w", err)
-	}
 	var res openResult
-	if err := json.Unmarshal(out, &res); err != nil {
-		return fmt.Errorf("open phase: %w: %q", err, out)
+	var raw time.Duration
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range c.opens {
+		var fileBytes int64
+		if raw, fileBytes, err = rawRead(); err != nil {
+			return err
+		}
+		cmd := exec.CommandContext(ctx, exe, args...)
+		cmd.Stderr = stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("open phase: %w", err)
+		}
+		res = openResult{}
+		if err := json.Unmarshal(out, &res); err != nil {
+			return fmt.Errorf("open phase: %w: %q", err, out)
+		}
+		r := res.Open.Seconds() / raw.Seconds()
+		lo, hi = min(lo, r), max(hi, r)
+		fmt.Fprintf(stdout, "open %d: raw sequential read %d bytes in %s (%.2f GB/s), open %s = %.2f× (CPU %s user, %s system)\n", i+1,
+			fileBytes, raw.Round(time.Millisecond), float64(fileBytes)/raw.Seconds()/1e9, res.Open.Round(time.Millisecond), r,
+			res.OpenUser.Round(time.Millisecond), res.OpenSys.Round(time.Millisecond))
 	}
-	// The second floor: the same read into fresh memory of the matrix's
+	if c.opens > 1 {
+		fmt.Fprintf(stdout, "open: %.2f–%.2f× the raw read run just before it, over %d opens\n", lo, hi, c.opens)
+	}
+	// The second floor: the same read into fresh memory of the files'
 	// size, in a fresh process, which is what any load into memory pays
 	// (page faults, and on a virtual machine the host backing new pages).
-	cmd = exec.CommandContext(ctx, exe, "-phase", "fresh-read", "-rows", strconv.Itoa(c.rows), "-dir", dir)
+	freshArgs := []string{"-phase", "fresh-read", "-rows", strconv.Itoa(c.rows), "-dir", dir}
+	if c.half {
+		freshArgs = append(freshArgs, "-half")
+	}
+	cmd := exec.CommandContext(ctx, exe, freshArgs...)
 	cmd.Stderr = stderr
-	out, err = cmd.Output()
+	out, err := cmd.Output()
 	if err != nil {
 		return fmt.Errorf("fresh-read phase: %w", err)
 	}
@@ -242,9 +289,7 @@ func mainPhase(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("fresh-read phase: %w: %q", err, out)
 	}
-	fmt.Fprintf(stdout, "raw read into fresh memory (new process): %s\n", fresh.Round(time.Millisecond))
-	fmt.Fprintf(stdout, "open: %s = %.2f× the raw read, %.2f× the read into fresh memory\n", res.Open.Round(time.Millisecond),
-		res.Open.Seconds()/raw.Seconds(), res.Open.Seconds()/fresh.Seconds())
+	fmt.Fprintf(stdout, "raw read into fresh memory (new process): %s; the last open was %.2f× it\n", fresh.Round(time.Millisecond), res.Open.Seconds()/fresh.Seconds())
 	fmt.Fprintf(stdout, "rss after open: %d MiB for a matrix of %d MiB = %.3f× (peak %d MiB)\n", res.RSS>>20, res.Matrix>>20, float64(res.RSS)/float64(res.Matrix), res.HWM>>20)
 	fmt.Fprintf(stdout, "search top-10: fastest %s (mean %s) of %d queries, floor %s (fastest read of %d MiB): %.2f× the floor\n",
 		res.Search.Round(time.Microsecond), res.SearchMean.Round(time.Microsecond), c.queries, res.Floor.Round(time.Microsecond), res.Matrix>>20, res.Search.Seconds()/res.Floor.Seconds())
@@ -255,9 +300,25 @@ func mainPhase(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// openFiles lists the files an Open in the given mode reads: the SQLite
+// file and the current generation's source log and vector file, and for
+// half precision its halves file.
+func openFiles(path string, half bool) []string {
+	kinds := []string{"-sources-", "-vectors-"}
+	if half {
+		kinds = append(kinds, "-halves-")
+	}
+	files := []string{path}
+	for _, k := range kinds {
+		m, _ := filepath.Glob(path + k + "*")
+		files = append(files, m...)
+	}
+	return files
+}
+
 // freshRead reads the index files once into one new buffer of their size.
 func freshRead(c config, stdout io.Writer) error {
-	files, _ := filepath.Glob(filepath.Join(c.dir, fmt.Sprintf("scale-%d.db", c.rows)) + "*")
+	files := openFiles(filepath.Join(c.dir, fmt.Sprintf("scale-%d.db", c.rows)), c.half)
 	var size int64
 	for _, f := range files {
 		st, err := os.Stat(f)
@@ -308,6 +369,7 @@ type openResult struct {
 	// Search is the fastest of the queries and Floor the fastest of five
 	// reads: on a shared machine the minimum is the steadier measure.
 	Open, Search, SearchMean, Floor, Floor32 time.Duration
+	OpenUser, OpenSys                        time.Duration // CPU time of Open
 	RSS, HWM, Matrix                         int64
 }
 
@@ -326,15 +388,18 @@ func openPhase(ctx context.Context, c config, stdout io.Writer) error {
 			return err
 		}
 	}
+	u0, s0 := cpuTimes()
 	t0 := time.Now()
 	ix, err := retrieval.Open(ctx, path, manifest(c), opts...)
+	open := time.Since(t0)
+	u1, s1 := cpuTimes()
 	pprof.StopCPUProfile()
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
 	var res openResult
-	res.Open = time.Since(t0)
+	res.Open, res.OpenUser, res.OpenSys = open, u1-u0, s1-s0
 	res.Matrix = ix.MatrixBytes()
 	if res.RSS, res.HWM, err = memory(); err != nil {
 		return err
@@ -417,6 +482,15 @@ func sumWords(w []uint64, parts int) uint64 {
 		s += x
 	}
 	return s
+}
+
+// cpuTimes returns the process's user and system CPU time.
+func cpuTimes() (user, sys time.Duration) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, 0
+	}
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
 // memory returns VmRSS and VmHWM from /proc/self/status.
