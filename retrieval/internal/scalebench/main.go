@@ -275,21 +275,34 @@ func measure(ctx context.Context, c config, dir, path string, stdout, stderr io.
 	// The second floor: the same read into fresh memory of the files'
 	// size, in a fresh process, which is what any load into memory pays
 	// (page faults, and on a virtual machine the host backing new pages).
-	freshArgs := []string{"-phase", "fresh-read", "-rows", strconv.Itoa(c.rows), "-dir", dir}
-	if c.half {
-		freshArgs = append(freshArgs, "-half")
+	// It needs a buffer of the files' size, so it is skipped when they
+	// are larger than a quarter of the machine's available memory (at 10M
+	// rows they are twice the machine's memory).
+	var total int64
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil {
+			total += st.Size()
+		}
 	}
-	cmd := exec.CommandContext(ctx, exe, freshArgs...)
-	cmd.Stderr = stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return fmt.Errorf("fresh-read phase: %w", err)
+	if avail := availableMemory(); avail > 0 && total > avail/4 {
+		fmt.Fprintf(stdout, "raw read into fresh memory: skipped (%d MiB of files, %d MiB of memory available)\n", total>>20, avail>>20)
+	} else {
+		freshArgs := []string{"-phase", "fresh-read", "-rows", strconv.Itoa(c.rows), "-dir", dir}
+		if c.half {
+			freshArgs = append(freshArgs, "-half")
+		}
+		cmd := exec.CommandContext(ctx, exe, freshArgs...)
+		cmd.Stderr = stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("fresh-read phase: %w", err)
+		}
+		fresh, err := time.ParseDuration(strings.TrimSpace(string(out)))
+		if err != nil {
+			return fmt.Errorf("fresh-read phase: %w: %q", err, out)
+		}
+		fmt.Fprintf(stdout, "raw read into fresh memory (new process): %s; the last open was %.2f× it\n", fresh.Round(time.Millisecond), res.Open.Seconds()/fresh.Seconds())
 	}
-	fresh, err := time.ParseDuration(strings.TrimSpace(string(out)))
-	if err != nil {
-		return fmt.Errorf("fresh-read phase: %w: %q", err, out)
-	}
-	fmt.Fprintf(stdout, "raw read into fresh memory (new process): %s; the last open was %.2f× it\n", fresh.Round(time.Millisecond), res.Open.Seconds()/fresh.Seconds())
 	fmt.Fprintf(stdout, "rss after open: %d MiB for a matrix of %d MiB = %.3f× (peak %d MiB)\n", res.RSS>>20, res.Matrix>>20, float64(res.RSS)/float64(res.Matrix), res.HWM>>20)
 	fmt.Fprintf(stdout, "search top-10: fastest %s (mean %s) of %d queries, floor %s (fastest read of %d MiB): %.2f× the floor\n",
 		res.Search.Round(time.Microsecond), res.SearchMean.Round(time.Microsecond), c.queries, res.Floor.Round(time.Microsecond), res.Matrix>>20, res.Search.Seconds()/res.Floor.Seconds())
@@ -314,6 +327,24 @@ func openFiles(path string, half bool) []string {
 		files = append(files, m...)
 	}
 	return files
+}
+
+// availableMemory is MemAvailable of /proc/meminfo in bytes, 0 where it
+// cannot be read.
+func availableMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			var kb int64
+			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), &kb); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }
 
 // freshRead reads the index files once into one new buffer of their size.
