@@ -251,11 +251,12 @@ var _ mcpclient.Authorizer = (*Authorizer)(nil)
 type endpointState struct {
 	acquire chan struct{} // a one-slot semaphore, held while discovering or obtaining a token
 
-	mu     sync.Mutex
-	disc   *discovery
-	cl     *client
-	tok    *oauth2.Token
-	scopes []string // what the current token was asked with
+	mu      sync.Mutex
+	disc    *discovery
+	cl      *client
+	tok     *oauth2.Token
+	scopes  []string // what the current token was asked with
+	granted []string // what it was granted (the answer's scope, else what was asked)
 }
 
 // New returns an Authorizer that obtains tokens with flow.
@@ -420,7 +421,7 @@ func (a *Authorizer) authorize(ctx context.Context, ch mcpclient.Challenge) erro
 	defer st.unlock()
 
 	st.mu.Lock()
-	cur, disc, scopes := st.tok, st.disc, st.scopes
+	cur, disc, scopes, curGranted := st.tok, st.disc, st.scopes, st.granted
 	st.mu.Unlock()
 	if cur != nil && (ch.Token == nil || cur.AccessToken != ch.Token.AccessToken) && a.fresh(cur) {
 		return nil // renewed meanwhile: send the request with the new token
@@ -442,29 +443,37 @@ func (a *Authorizer) authorize(ctx context.Context, ch mcpclient.Challenge) erro
 	switch {
 	case ch.StatusCode == http.StatusForbidden:
 		if params["error"] != "insufficient_scope" {
-			return &ScopeError{Required: challenged, Granted: grantedScopes(cur), Reason: "the server refused the token without asking for more scope (error=" + fmt.Sprintf("%q", httpx.Excerpt([]byte(params["error"]), 64)) + ")"}
+			return &ScopeError{Required: challenged, Granted: curGranted, Reason: "the server refused the token without asking for more scope (error=" + fmt.Sprintf("%q", httpx.Excerpt([]byte(params["error"]), 64)) + ")"}
 		}
 		if len(challenged) == 0 {
-			return &ScopeError{Granted: grantedScopes(cur), Reason: "the refusal names no scope"}
+			return &ScopeError{Granted: curGranted, Reason: "the refusal names no scope"}
 		}
 		granted := grantedScopes(ch.Token) // nil without a token
+		if ch.Token != nil && cur != nil && ch.Token.AccessToken == cur.AccessToken {
+			granted = curGranted
+		}
 		if ch.Token != nil && containsAll(granted, challenged) {
 			return &ScopeError{Required: challenged, Granted: granted, Reason: "the token already holds every scope the server asks for"}
 		}
 		want := union(scopes, granted, challenged)
 		a.log.InfoContext(ctx, "mcp authorization step-up", "scope", strings.Join(want, " "))
-		tok, err := a.obtain(ctx, ch.Endpoint, st, want)
-		if err != nil {
+		if _, err := a.obtain(ctx, ch.Endpoint, st, want); err != nil {
 			return err
 		}
-		if got := grantedScopes(tok); !containsAll(got, challenged) {
+		st.mu.Lock()
+		got := st.granted
+		st.mu.Unlock()
+		if !containsAll(got, challenged) {
 			return &ScopeError{Required: challenged, Granted: got, Reason: "the authorization server granted less than asked"}
 		}
 		return nil
 	default:
+		// A first challenge names the scopes to ask for; a token refused
+		// later (expired, revoked) is replaced by one with at least the
+		// scopes it was asked with, so that a step-up is not undone.
 		want := challenged
-		if len(want) == 0 {
-			want = scopes
+		if ch.Token != nil || len(want) == 0 {
+			want = union(scopes, challenged)
 		}
 		if len(want) == 0 && disc.prm != nil {
 			want = disc.prm.ScopesSupported
@@ -513,10 +522,14 @@ func (a *Authorizer) obtain(ctx context.Context, endpoint string, st *endpointSt
 	if err != nil {
 		return nil, err
 	}
+	granted := asked // RFC 6749 §5.1: no scope in the answer means what was asked
+	if sc, ok := tok.Extra("scope").(string); ok {
+		granted = scopeList(sc)
+	}
 	st.mu.Lock()
-	st.tok, st.scopes = tok, scopes
+	st.tok, st.scopes, st.granted = tok, scopes, granted
 	st.mu.Unlock()
-	a.log.InfoContext(ctx, "mcp token obtained", "resource", t.Resource, "scope", strings.Join(grantedScopes(tok), " "))
+	a.log.InfoContext(ctx, "mcp token obtained", "resource", t.Resource, "scope", strings.Join(granted, " "))
 	return tok, nil
 }
 
@@ -628,7 +641,7 @@ func (a *Authorizer) callback(raw, state string, as *ServerMetadata) (string, er
 // one the answer omits is kept.
 func (a *Authorizer) refresh(ctx context.Context, st *endpointState, tok *oauth2.Token) (*oauth2.Token, error) {
 	st.mu.Lock()
-	disc, cl, scopes := st.disc, st.cl, st.scopes
+	disc, cl, scopes, granted := st.disc, st.cl, st.scopes, st.granted
 	st.mu.Unlock()
 	if disc == nil || cl == nil {
 		return nil, fmt.Errorf("%w: nothing to refresh with", ErrConfig)
@@ -637,7 +650,7 @@ func (a *Authorizer) refresh(ctx context.Context, st *endpointState, tok *oauth2
 	if disc.resource != "" {
 		form.Set("resource", disc.resource)
 	}
-	nt, err := a.tokenRequest(ctx, disc.as, cl, form, grantedScopes(tok), tok.RefreshToken)
+	nt, err := a.tokenRequest(ctx, disc.as, cl, form, granted, tok.RefreshToken)
 	if err != nil {
 		return nil, err
 	}
@@ -645,7 +658,7 @@ func (a *Authorizer) refresh(ctx context.Context, st *endpointState, tok *oauth2
 		nt.RefreshToken = tok.RefreshToken
 	}
 	st.mu.Lock()
-	st.tok, st.scopes = nt, scopes
+	st.tok, st.scopes, st.granted = nt, scopes, grantedScopes(nt)
 	st.mu.Unlock()
 	return nt, nil
 }

@@ -46,7 +46,10 @@
 //     carries the resource indicator (RFC 8707).
 //
 // A 401 for a token that was accepted before is answered with the refresh
-// token when there is one, else with the flow again. A 403 with
+// token when there is one, else with the flow again, for at least the
+// scopes that token was asked with (a step-up is not undone). A token
+// answer without scope, and a Delegated token, count as granted what was
+// asked. A 403 with
 // error="insufficient_scope" asks for the scopes already held plus those
 // the challenge names (step-up); mcpclient sends a request again at most
 // mcpclient.MaxAuthorizeRetries times.
