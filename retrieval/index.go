@@ -873,28 +873,38 @@ func (l *legacyMatrix) add(id string, blob []byte) error {
 	return nil
 }
 
+// beginMigration begins the transaction of the migration step whose
+// leftover is table, with the meta values read in it; ok is false (and
+// nothing is begun) when there is no such table, the step being done.
+func (ix *Index) beginMigration(ctx context.Context, table string) (tx *sql.Tx, meta map[string]string, ok bool, err error) {
+	var n int
+	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type='table' AND name=?`, table).Scan(&n); err != nil {
+		return nil, nil, false, err
+	}
+	if n == 0 {
+		return nil, nil, false, nil
+	}
+	if tx, err = ix.db.BeginTx(ctx, nil); err != nil {
+		return nil, nil, false, err
+	}
+	if meta, err = metaValues(ctx, tx); err != nil {
+		_ = tx.Rollback()
+		return nil, nil, false, err
+	}
+	return tx, meta, true, nil
+}
+
 // migrateVectors moves the vectors of a file migrated from the one-file
 // layout (still in chunks_v1) into a vector file, after checking them as
 // that layout was checked, and drops chunks_v1, in one transaction. Until
 // that commits, the file keeps its vectors in chunks_v1 and the next Open
 // starts the move again.
 func (ix *Index) migrateVectors(ctx context.Context) (bool, error) {
-	var n int
-	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type='table' AND name='chunks_v1'`).Scan(&n); err != nil {
-		return false, err
-	}
-	if n == 0 {
-		return false, nil
-	}
-	tx, err := ix.db.BeginTx(ctx, nil)
-	if err != nil {
+	tx, meta, ok, err := ix.beginMigration(ctx, "chunks_v1")
+	if !ok || err != nil {
 		return false, err
 	}
 	defer func() { _ = tx.Rollback() }()
-	meta, err := metaValues(ctx, tx)
-	if err != nil {
-		return false, err
-	}
 	var created *os.File
 	var name string
 	if _, built := meta["manifest"]; built {
@@ -983,22 +993,11 @@ func (ix *Index) migrateVectors(ctx context.Context) (bool, error) {
 // corpus digest recomputed from the texts), and drops sources_v2, in one
 // transaction. Until that commits, the next Open writes both files again.
 func (ix *Index) migrateSources(ctx context.Context) (bool, error) {
-	var n int
-	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type='table' AND name='sources_v2'`).Scan(&n); err != nil {
-		return false, err
-	}
-	if n == 0 {
-		return false, nil
-	}
-	tx, err := ix.db.BeginTx(ctx, nil)
-	if err != nil {
+	tx, meta, ok, err := ix.beginMigration(ctx, "sources_v2")
+	if !ok || err != nil {
 		return false, err
 	}
 	defer func() { _ = tx.Rollback() }()
-	meta, err := metaValues(ctx, tx)
-	if err != nil {
-		return false, err
-	}
 	var written []string
 	defer func() {
 		for _, name := range written {

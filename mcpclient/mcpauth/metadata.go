@@ -181,6 +181,17 @@ func (a *Authorizer) serverMetadata(ctx context.Context, issuer string) (*Server
 	if path != "" {
 		candidates = append(candidates, origin+path+"/.well-known/openid-configuration")
 	}
+	m, err := a.firstServerMetadata(ctx, candidates, issuer)
+	if err == nil && m == nil {
+		err = &MetadataError{URL: issuer, Reason: "the authorization server publishes no metadata", err: ErrNoMetadata}
+	}
+	return m, err
+}
+
+// firstServerMetadata reads the first of candidates that exists (nil when
+// none does). Its issuer must be issuer, unless issuer is "" (the
+// 2025-03-26 case), and its endpoints must be usable.
+func (a *Authorizer) firstServerMetadata(ctx context.Context, candidates []string, issuer string) (*ServerMetadata, error) {
 	for _, u := range candidates {
 		var m ServerMetadata
 		r, err := a.getJSON(ctx, u, &m)
@@ -191,7 +202,7 @@ func (a *Authorizer) serverMetadata(ctx context.Context, issuer string) (*Server
 			continue
 		}
 		m.URL = u
-		if strings.TrimSuffix(m.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
+		if issuer != "" && strings.TrimSuffix(m.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
 			return nil, &MetadataError{URL: u, Reason: fmt.Sprintf("issuer %q is not the authorization server %q", httpx.Excerpt([]byte(m.Issuer), 200), issuer)}
 		}
 		if err := m.check(); err != nil {
@@ -199,7 +210,7 @@ func (a *Authorizer) serverMetadata(ctx context.Context, issuer string) (*Server
 		}
 		return &m, nil
 	}
-	return nil, &MetadataError{URL: issuer, Reason: "the authorization server publishes no metadata", err: ErrNoMetadata}
+	return nil, nil
 }
 
 // legacyServer is the authorization server of an MCP server without
@@ -207,22 +218,11 @@ func (a *Authorizer) serverMetadata(ctx context.Context, issuer string) (*Server
 // or the default endpoints /authorize, /token and /register.
 func (a *Authorizer) legacyServer(ctx context.Context, endpoint *url.URL) (*ServerMetadata, error) {
 	origin := endpoint.Scheme + "://" + endpoint.Host
-	for _, u := range []string{origin + "/.well-known/oauth-authorization-server", origin + "/.well-known/openid-configuration"} {
-		var m ServerMetadata
-		r, err := a.getJSON(ctx, u, &m)
-		if err != nil {
-			return nil, err
-		}
-		if r != found {
-			continue
-		}
-		// The document is the MCP server's own, from its own origin; the
-		// 2025-03-26 specification names no issuer rule for it.
-		m.URL = u
-		if err := m.check(); err != nil {
-			return nil, &MetadataError{URL: u, Reason: err.Error()}
-		}
-		return &m, nil
+	// The document is the MCP server's own, from its own origin; the
+	// 2025-03-26 specification names no issuer rule for it.
+	m, err := a.firstServerMetadata(ctx, []string{origin + "/.well-known/oauth-authorization-server", origin + "/.well-known/openid-configuration"}, "")
+	if err != nil || m != nil {
+		return m, err
 	}
 	return &ServerMetadata{
 		Issuer:                origin,
