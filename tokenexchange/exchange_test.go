@@ -15,6 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/candorkit/candor/internal/leakcheck"
 	"github.com/candorkit/candor/tokenexchange"
 	"github.com/candorkit/candor/tokenexchange/oidctest"
 	"github.com/stretchr/testify/assert"
@@ -237,9 +238,8 @@ func TestMissingIssuedTokenType(t *testing.T) {
 		fmt.Fprintf(w, `{"access_token":%q,"token_type":"Bearer","expires_in":300}`, access)
 	}))
 	defer srv.Close()
-	logs := &syncBuffer{}
-	cfg := &tokenexchange.Config{TokenURL: srv.URL, ClientID: "agent", ClientSecret: "agent-secret-123",
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	logs := leakcheck.New(t)
+	cfg := &tokenexchange.Config{TokenURL: srv.URL, ClientID: "agent", ClientSecret: "agent-secret-123", Logger: logs.Logger}
 	tok, err := cfg.Exchange(context.Background(), "subject-token-value")
 	if tok != nil || !errors.Is(err, tokenexchange.ErrInvalidResponse) {
 		t.Fatalf("got %v, %v; want ErrInvalidResponse", tok, err)
@@ -251,7 +251,7 @@ func TestMissingIssuedTokenType(t *testing.T) {
 	if len(re.Body) == 0 || strings.Contains(string(re.Body), access) {
 		t.Errorf("evidence body = %q: must be kept, with the token blanked", re.Body)
 	}
-	for _, s := range []string{err.Error(), fmt.Sprintf("%+v %#v", err, err), logs.String()} {
+	for _, s := range []string{err.Error(), fmt.Sprintf("%+v %#v", err, err), logs.Logs()} {
 		if strings.Contains(s, access) {
 			t.Errorf("access token leaked: %q", s)
 		}
@@ -417,10 +417,7 @@ func TestRedaction(t *testing.T) {
 	require.NoError(t, err)
 	for _, v := range []any{tok, *tok, cfg, *cfg, ts, cache} {
 		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x"} {
-			out := fmt.Sprintf(verb, v)
-			f.mu.Lock()
-			f.errs = append(f.errs, out)
-			f.mu.Unlock()
+			f.Note(fmt.Sprintf(verb, v))
 		}
 		f.logger.Info("value", slog.Any("v", v))
 	}

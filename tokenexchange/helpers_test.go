@@ -1,39 +1,20 @@
 package tokenexchange_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"fmt"
 	"log/slog"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/candorkit/candor/internal/leakcheck"
 	"github.com/candorkit/candor/tokenexchange"
 	"github.com/candorkit/candor/tokenexchange/oidctest"
 )
 
-// syncBuffer collects everything the package logs during one test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
+// secret is a new random value, not tracked (a client's that never
+// leaves the provider).
 func secret(prefix string) string {
 	b := make([]byte, 18)
 	_, _ = rand.Read(b)
@@ -46,13 +27,10 @@ func secret(prefix string) string {
 // At cleanup it scans every log line and every recorded error for every
 // token and secret the test used.
 type fixture struct {
-	t       testing.TB
-	op      *oidctest.Provider
-	logs    *syncBuffer
-	logger  *slog.Logger
-	secrets []string
-	mu      sync.Mutex
-	errs    []string
+	*leakcheck.Watch
+	t      testing.TB
+	op     *oidctest.Provider
+	logger *slog.Logger
 
 	agentSecret, intruderSecret string
 }
@@ -68,9 +46,8 @@ const (
 func newFixture(t testing.TB, opts oidctest.Options, agentLifetime time.Duration) *fixture {
 	t.Helper()
 	op := oidctest.New(t, opts)
-	f := &fixture{t: t, op: op, logs: &syncBuffer{}, agentSecret: secret("agent"), intruderSecret: secret("intruder")}
-	f.logger = slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	f.secrets = append(f.secrets, f.agentSecret, f.intruderSecret)
+	w := leakcheck.New(t)
+	f := &fixture{Watch: w, t: t, op: op, logger: w.Logger, agentSecret: w.Secret("agent"), intruderSecret: w.Secret("intruder")}
 	must(t, op.AddUser(oidctest.User{ID: alice, Username: "alice", Email: "alice@example.com"}))
 	must(t, op.AddClient(oidctest.Client{ID: webClient, Secret: secret("web"), Audiences: []string{agentClient}, DefaultScopes: []string{"openid", "profile"}}))
 	must(t, op.AddClient(oidctest.Client{
@@ -81,7 +58,6 @@ func newFixture(t testing.TB, opts oidctest.Options, agentLifetime time.Duration
 	}))
 	must(t, op.AddClient(oidctest.Client{ID: intruder, Secret: f.intruderSecret, TokenExchange: true, Audiences: []string{mcpServer}}))
 	must(t, op.AddClient(oidctest.Client{ID: mcpServer, Secret: secret("mcp")}))
-	t.Cleanup(f.scan)
 	return f
 }
 
@@ -120,12 +96,8 @@ func (f *fixture) offlineToken() string {
 	return tok
 }
 
-// track adds a value that must never be logged or formatted.
-func (f *fixture) track(s ...string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.secrets = append(f.secrets, s...)
-}
+// track adds values that must never be logged or formatted.
+func (f *fixture) track(s ...string) { f.Track(s...) }
 
 func (f *fixture) trackToken(t *tokenexchange.Token) {
 	if t != nil && t.Token != nil {
@@ -137,31 +109,6 @@ func (f *fixture) trackToken(t *tokenexchange.Token) {
 }
 
 // record keeps every rendering of err for the final scan and returns it.
-func (f *fixture) record(err error) error {
-	if err != nil {
-		f.mu.Lock()
-		f.errs = append(f.errs, err.Error(), fmt.Sprintf("%v|%+v|%#v|%s|%q", err, err, err, err, err))
-		f.mu.Unlock()
-		f.logger.Error("test observed error", slog.Any("error", err))
-	}
-	return err
-}
-
-func (f *fixture) scan() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	haystacks := append([]string{f.logs.String()}, f.errs...)
-	for _, s := range f.secrets {
-		if len(s) < 8 {
-			f.t.Errorf("tracked secret too short to scan for: %d bytes", len(s))
-			continue
-		}
-		for _, h := range haystacks {
-			if strings.Contains(h, s) {
-				f.t.Errorf("a secret (%.6s…) appears in logs or an error string: %.200q", s, h)
-			}
-		}
-	}
-}
+func (f *fixture) record(err error) error { return f.Record(err) }
 
 func (f *fixture) tokenRequests() int64 { return f.op.TokenRequests() }

@@ -100,6 +100,21 @@ func JWTBearer(assert AssertionFunc) Flow { return Flow{kind: flowJWTBearer, ass
 // said which resource and authorization server they are for.
 func Delegated(fetch TokenFunc) Flow { return Flow{kind: flowDelegated, fetch: fetch} }
 
+// String names the flow, as the mcpauth.flow attribute does.
+func (f Flow) String() string {
+	switch f.kind {
+	case flowCode:
+		return "authorization_code"
+	case flowClientCredentials:
+		return "client_credentials"
+	case flowJWTBearer:
+		return "jwt_bearer"
+	case flowDelegated:
+		return "delegated"
+	}
+	return "none"
+}
+
 func (f Flow) grant() string {
 	switch f.kind {
 	case flowCode:

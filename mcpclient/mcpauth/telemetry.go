@@ -128,17 +128,3 @@ func (a *Authorizer) do(req *http.Request, op string) (*http.Response, error) {
 	}
 	return resp, err
 }
-
-func (f Flow) String() string {
-	switch f.kind {
-	case flowCode:
-		return "authorization_code"
-	case flowClientCredentials:
-		return "client_credentials"
-	case flowJWTBearer:
-		return "jwt_bearer"
-	case flowDelegated:
-		return "delegated"
-	}
-	return "none"
-}

@@ -1,41 +1,21 @@
 package mandate_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"fmt"
 	"log/slog"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/candorkit/candor/internal/leakcheck"
 	"github.com/candorkit/candor/tokenexchange"
 	"github.com/candorkit/candor/tokenexchange/mandate"
 	"github.com/candorkit/candor/tokenexchange/oidctest"
 )
 
-// syncBuffer collects everything the package logs during one test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
+// randomSecret is a new random value, not tracked.
 func randomSecret(prefix string) string {
 	b := make([]byte, 18)
 	_, _ = rand.Read(b)
@@ -53,13 +33,10 @@ const (
 // carol and dave. At cleanup it scans every log line and every recorded
 // error for every token and secret the test used.
 type fixture struct {
-	t       testing.TB
-	op      *oidctest.Provider
-	logs    *syncBuffer
-	logger  *slog.Logger
-	mu      sync.Mutex
-	secrets []string
-	errs    []string
+	*leakcheck.Watch
+	t      testing.TB
+	op     *oidctest.Provider
+	logger *slog.Logger
 
 	agentSecret string
 }
@@ -67,9 +44,8 @@ type fixture struct {
 func newFixture(t testing.TB, opts oidctest.Options) *fixture {
 	t.Helper()
 	op := oidctest.New(t, opts)
-	f := &fixture{t: t, op: op, logs: &syncBuffer{}, agentSecret: randomSecret("agent")}
-	f.logger = slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	f.secrets = append(f.secrets, f.agentSecret)
+	w := leakcheck.New(t)
+	f := &fixture{Watch: w, t: t, op: op, logger: w.Logger, agentSecret: w.Secret("agent")}
 	for _, u := range []string{alice, "bob", "carol", "dave"} {
 		require.NoError(t, op.AddUser(oidctest.User{ID: u, Username: u}))
 	}
@@ -78,7 +54,6 @@ func newFixture(t testing.TB, opts oidctest.Options) *fixture {
 		Audiences: []string{mcpServer}, DefaultScopes: []string{"openid"},
 	}))
 	require.NoError(t, op.AddClient(oidctest.Client{ID: mcpServer, Secret: randomSecret("mcp")}))
-	t.Cleanup(f.scan)
 	return f
 }
 
@@ -114,12 +89,8 @@ func (f *fixture) store(t *testing.T, path string, key []byte, cfg *tokenexchang
 	return s
 }
 
-// track adds a value that must never be logged or formatted.
-func (f *fixture) track(s ...string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.secrets = append(f.secrets, s...)
-}
+// track adds values that must never be logged or formatted.
+func (f *fixture) track(s ...string) { f.Track(s...) }
 
 func (f *fixture) trackToken(t *tokenexchange.Token) {
 	if t != nil && t.Token != nil {
@@ -131,32 +102,7 @@ func (f *fixture) trackToken(t *tokenexchange.Token) {
 }
 
 // record keeps every rendering of err for the final scan and returns it.
-func (f *fixture) record(err error) error {
-	if err != nil {
-		f.mu.Lock()
-		f.errs = append(f.errs, err.Error(), fmt.Sprintf("%v|%+v|%#v|%s|%q", err, err, err, err, err))
-		f.mu.Unlock()
-		f.logger.Error("test observed error", slog.Any("error", err))
-	}
-	return err
-}
-
-func (f *fixture) scan() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	haystacks := append([]string{f.logs.String()}, f.errs...)
-	for _, s := range f.secrets {
-		if len(s) < 8 {
-			f.t.Errorf("tracked secret too short to scan for: %d bytes", len(s))
-			continue
-		}
-		for _, h := range haystacks {
-			if strings.Contains(h, s) {
-				f.t.Errorf("a secret (%.6s…) appears in logs or an error string: %.200q", s, h)
-			}
-		}
-	}
-}
+func (f *fixture) record(err error) error { return f.Record(err) }
 
 func newKey(t testing.TB) []byte {
 	t.Helper()

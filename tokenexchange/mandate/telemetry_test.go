@@ -144,10 +144,7 @@ func TestTelemetryRedemptionFailures(t *testing.T) {
 			m, ok := rec.Metric(ctx, "mandate.redemption.duration")
 			require.True(t, ok)
 			assert.Equal(t, uint64(1), oteltest.HistogramCount(m, attribute.String("error.type", string(tc.want))))
-			f.mu.Lock()
-			secrets := append([]string(nil), f.secrets...)
-			f.mu.Unlock()
-			rec.AssertNoSecrets(t, secrets...)
+			rec.AssertNoSecrets(t, f.Secrets()...)
 		})
 	}
 }
